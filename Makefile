@@ -1,0 +1,104 @@
+# courts: court booking and match-making service (C CGI / FastCGI over PostgreSQL).
+#
+#   make run      install what is missing, build, start PostgreSQL + Apache on 127.0.0.1:$(PORT)
+#   make test     install what is missing, build, run unit tests and the bats suite
+#   make token    mint a development token: make token SUB=alice ROLES=OWNER
+#   make sweep    run the cron sweeper once against the `make run` database
+#   make bench    benchmark plain CGI and FastCGI (see bench/)
+
+VERSION   := 0.1.0
+BUILD     ?= build
+PORT      ?= 8080
+MODE      ?= cgi
+SUB       ?= dev-user
+ROLES     ?= OWNER
+SANITIZE  ?=
+
+CC        ?= cc
+PKGS      := libpq libcjson libjwt openssl
+GIT_REV   := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+CFLAGS    ?= -O2 -g
+CFLAGS    += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+             -Icommon $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+             -DCOURTS_VERSION='"$(VERSION)"' -DCOURTS_BUILD='"$(GIT_REV)"'
+LDFLAGS   += -Wl,--as-needed
+LDLIBS    := -lfcgi $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljwt -lcjson -lpq -lcrypto) -lm
+ifneq ($(SANITIZE),)
+CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS   += -fsanitize=address,undefined
+endif
+
+COMMON_SRC := $(wildcard common/*.c)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(BUILD)/%.o)
+CGI_SRC    := $(wildcard cgi-bin/*.c)
+CGI_BIN    := $(CGI_SRC:cgi-bin/%.c=$(BUILD)/cgi-bin/%.cgi)
+UNIT_SRC   := $(wildcard tests/unit/*.c)
+UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
+CRON_BIN   := $(if $(wildcard cron/sweep.c),$(BUILD)/cron/sweep)
+TOOLS_BIN  := $(BUILD)/tools/mint-token
+LIB        := $(BUILD)/libcommon.a
+
+DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
+	postgresql-contrib libpq-dev libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
+	bats jq curl openssl wrk procps iproute2
+
+.PHONY: all build install run test unit token sweep bench clean
+
+all: build
+
+build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(UNIT_BIN)
+
+# Installs the Debian packages that are missing (needs root or sudo); a no-op when all are there.
+install:
+	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing:" $$missing; \
+		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/common/%.o: common/%.c common/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(LIB): $(COMMON_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) common/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@.tmp $< $(LIB) $(LDLIBS)
+	@mv -f $@.tmp $@	# rename, never overwrite: a running FastCGI worker keeps its text
+
+$(CRON_BIN): cron/sweep.c $(LIB) common/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(BUILD)/tools/mint-token: scripts/mint-token.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+
+$(BUILD)/unit/%: tests/unit/%.c $(LIB) common/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+run: install build
+	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) scripts/run.sh
+
+test: install build
+	@BUILD=$(BUILD) MODE=$(MODE) scripts/test.sh $(TESTS)
+
+token: $(TOOLS_BIN)
+	@$(TOOLS_BIN) -k var/keys/jwt_private.pem -s "$(SUB)" -r "$(ROLES)" \
+		-i "$${JWT_ISSUER:-https://auth.courts.local/}" -a "$${JWT_AUDIENCE:-courts-api}"
+
+sweep: $(CRON_BIN)
+	@scripts/sweep.sh $(CRON_BIN)
+
+bench: install build
+	@BUILD=$(BUILD) bench/run.sh
+
+clean:
+	rm -rf $(BUILD)

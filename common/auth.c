@@ -1,0 +1,421 @@
+/* auth: JWT checks in the order that leaks least: shape, alg pin, signature, then claims. */
+#include "auth.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <cJSON.h>
+#include <jwt.h>
+#include <openssl/bn.h>
+#include <openssl/ec.h>
+#include <openssl/ecdsa.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+
+#include "config.h"
+#include "db.h"
+#include "http.h"
+#include "log.h"
+#include "problem.h"
+
+#define TOKEN_MAX	8192
+#define SIG_MAX		1024
+#define USER_CACHE	64
+
+static EVP_PKEY *pkey;
+static jwt_alg_t pinned_alg = JWT_ALG_INVAL;
+static bool key_tried;
+
+/* (issuer, subject) -> users.id, kept by long-lived processes to skip a query per request */
+static struct {
+	char	issuer[256];
+	char	subject[256];
+	char	id[37];
+} user_cache[USER_CACHE];
+static unsigned user_cache_next;
+
+void
+auth_reset(void)
+{
+	EVP_PKEY_free(pkey);
+	pkey = NULL;
+	pinned_alg = JWT_ALG_INVAL;
+	key_tried = false;
+	memset(user_cache, 0, sizeof user_cache);
+}
+
+/* Reads the configured key once; later calls reuse it (or its failure). */
+static bool
+key_load(void)
+{
+	const struct config *cfg = config_get();
+	FILE *f;
+
+	if (key_tried)
+		return pkey != NULL;
+	key_tried = true;
+	if (strcmp(cfg->jwt_algorithm, "RS256") == 0)
+		pinned_alg = JWT_ALG_RS256;
+	else if (strcmp(cfg->jwt_algorithm, "ES256") == 0)
+		pinned_alg = JWT_ALG_ES256;
+	else {
+		log_msg(NULL, "error", "JWT_ALGORITHM %s is not supported (RS256, ES256)",
+		    cfg->jwt_algorithm);
+		return false;
+	}
+	if ((f = fopen(cfg->jwt_public_key_file, "r")) == NULL) {
+		log_msg(NULL, "error", "cannot open JWT public key %s", cfg->jwt_public_key_file);
+		return false;
+	}
+	pkey = PEM_read_PUBKEY(f, NULL, NULL, NULL);
+	fclose(f);
+	if (pkey == NULL) {
+		log_msg(NULL, "error", "JWT public key %s is not a PEM public key",
+		    cfg->jwt_public_key_file);
+		return false;
+	}
+	if ((pinned_alg == JWT_ALG_RS256 && EVP_PKEY_base_id(pkey) != EVP_PKEY_RSA) ||
+	    (pinned_alg == JWT_ALG_ES256 && EVP_PKEY_base_id(pkey) != EVP_PKEY_EC)) {
+		log_msg(NULL, "error", "JWT public key type does not match JWT_ALGORITHM %s",
+		    cfg->jwt_algorithm);
+		EVP_PKEY_free(pkey);
+		pkey = NULL;
+		return false;
+	}
+	return true;
+}
+
+static int
+b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z') return c - 'A';
+	if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+	if (c >= '0' && c <= '9') return c - '0' + 52;
+	if (c == '-') return 62;
+	if (c == '_') return 63;
+	return -1;
+}
+
+long
+auth_b64url_decode(const char *in, size_t len, unsigned char *out)
+{
+	unsigned long acc = 0;
+	size_t i;
+	long n = 0;
+	int bits = 0, v;
+
+	if (len % 4 == 1)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if ((v = b64val((unsigned char)in[i])) < 0)
+			return -1;
+		acc = (acc << 6) | (unsigned long)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (unsigned char)(acc >> bits);
+			acc &= (1UL << bits) - 1;
+		}
+	}
+	/* leftover bits must be zero, or two spellings would verify as one signature */
+	return acc == 0 ? n : -1;
+}
+
+/* JWS ES256 signatures are r||s; OpenSSL wants DER. Returns the DER length or -1. */
+static int
+es256_to_der(const unsigned char *sig, long len, unsigned char *der, size_t cap)
+{
+	ECDSA_SIG *es;
+	BIGNUM *r, *s;
+	unsigned char *p = der;
+	int n;
+
+	if (len != 64)
+		return -1;
+	es = ECDSA_SIG_new();
+	r = BN_bin2bn(sig, 32, NULL);
+	s = BN_bin2bn(sig + 32, 32, NULL);
+	if (es == NULL || r == NULL || s == NULL || ECDSA_SIG_set0(es, r, s) != 1) {
+		BN_free(r);
+		BN_free(s);
+		ECDSA_SIG_free(es);
+		return -1;
+	}
+	n = i2d_ECDSA_SIG(es, NULL);
+	if (n <= 0 || (size_t)n > cap)
+		n = -1;
+	else
+		n = i2d_ECDSA_SIG(es, &p);
+	ECDSA_SIG_free(es);
+	return n;
+}
+
+static bool
+signature_ok(const char *input, size_t input_len, const char *sig64, size_t sig64_len)
+{
+	unsigned char sig[SIG_MAX], der[SIG_MAX];
+	const unsigned char *check = sig;
+	long len;
+	EVP_MD_CTX *ctx;
+	bool ok;
+
+	if (sig64_len == 0 || sig64_len > (SIG_MAX * 4) / 3 ||
+	    (len = auth_b64url_decode(sig64, sig64_len, sig)) <= 0)
+		return false;
+	if (pinned_alg == JWT_ALG_ES256) {
+		int n = es256_to_der(sig, len, der, sizeof der);
+
+		if (n < 0)
+			return false;
+		check = der;
+		len = n;
+	}
+	if ((ctx = EVP_MD_CTX_new()) == NULL)
+		return false;
+	ok = EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, pkey) == 1 &&
+	    EVP_DigestVerify(ctx, check, (size_t)len, (const unsigned char *)input,
+	    input_len) == 1;
+	EVP_MD_CTX_free(ctx);
+	return ok;
+}
+
+static bool
+aud_ok(const cJSON *aud, const char *want)
+{
+	const cJSON *it;
+
+	if (cJSON_IsString(aud))
+		return strcmp(aud->valuestring, want) == 0;
+	cJSON_ArrayForEach(it, aud)
+		if (cJSON_IsString(it) && strcmp(it->valuestring, want) == 0)
+			return true;
+	return false;
+}
+
+static unsigned
+role_bit(const char *name, size_t len)
+{
+	if (len == 5 && strncmp(name, "OWNER", 5) == 0)
+		return ROLE_OWNER;
+	if (len == 5 && strncmp(name, "ADMIN", 5) == 0)
+		return ROLE_ADMIN;
+	return 0;
+}
+
+/* Roles from the configured claim: "a.b" walks nested objects; the value is an array of
+ * strings or one space-separated string. */
+static unsigned
+roles_of(const cJSON *claims, const char *path)
+{
+	const cJSON *v = claims, *it;
+	char seg[128];
+	const char *p = path, *dot, *s;
+	unsigned bits = 0;
+
+	while (v != NULL && *p != '\0') {
+		dot = strchr(p, '.');
+		snprintf(seg, sizeof seg, "%.*s", (int)(dot != NULL ? dot - p : (long)strlen(p)), p);
+		v = cJSON_GetObjectItemCaseSensitive(v, seg);
+		p = dot != NULL ? dot + 1 : p + strlen(p);
+	}
+	if (cJSON_IsString(v)) {
+		for (s = v->valuestring; *s != '\0';) {
+			size_t n = strcspn(s, " ");
+
+			bits |= role_bit(s, n);
+			s += n;
+			s += strspn(s, " ");
+		}
+	} else
+		cJSON_ArrayForEach(it, v)
+			if (cJSON_IsString(it))
+				bits |= role_bit(it->valuestring, strlen(it->valuestring));
+	return bits;
+}
+
+static int
+claims_check(jwt_t *jwt, long now, struct auth_claims *out, const char **why)
+{
+	const struct config *cfg = config_get();
+	char *text = jwt_get_grants_json(jwt, NULL);
+	cJSON *claims = text != NULL ? cJSON_Parse(text) : NULL;
+	const cJSON *exp, *nbf, *iss, *sub;
+	int rc = -1;
+
+	free(text);
+	if (claims == NULL) {
+		*why = "claims are not a JSON object";
+		goto out;
+	}
+	exp = cJSON_GetObjectItemCaseSensitive(claims, "exp");
+	nbf = cJSON_GetObjectItemCaseSensitive(claims, "nbf");
+	iss = cJSON_GetObjectItemCaseSensitive(claims, "iss");
+	sub = cJSON_GetObjectItemCaseSensitive(claims, "sub");
+	if (!cJSON_IsNumber(exp)) {
+		*why = "token has no exp";
+		goto out;
+	}
+	if (exp->valuedouble + AUTH_LEEWAY_SECONDS < (double)now) {
+		*why = "token expired";
+		goto out;
+	}
+	if (nbf != NULL && (!cJSON_IsNumber(nbf) ||
+	    nbf->valuedouble - AUTH_LEEWAY_SECONDS > (double)now)) {
+		*why = "token not yet valid";
+		goto out;
+	}
+	if (!cJSON_IsString(iss) || strcmp(iss->valuestring, cfg->jwt_issuer) != 0) {
+		*why = "wrong issuer";
+		goto out;
+	}
+	if (!aud_ok(cJSON_GetObjectItemCaseSensitive(claims, "aud"), cfg->jwt_audience)) {
+		*why = "wrong audience";
+		goto out;
+	}
+	if (!cJSON_IsString(sub) || sub->valuestring[0] == '\0' ||
+	    strlen(sub->valuestring) >= sizeof out->subject) {
+		*why = "token has no usable sub";
+		goto out;
+	}
+	snprintf(out->issuer, sizeof out->issuer, "%s", iss->valuestring);
+	snprintf(out->subject, sizeof out->subject, "%s", sub->valuestring);
+	out->exp = (long)exp->valuedouble;
+	out->roles = roles_of(claims, cfg->jwt_roles_claim);
+	rc = 0;
+out:
+	cJSON_Delete(claims);
+	return rc;
+}
+
+int
+auth_verify(const char *token, long now, struct auth_claims *out, const char **why)
+{
+	const char *dot1, *dot2;
+	jwt_t *jwt = NULL;
+	int rc = -1;
+
+	*why = "malformed token";
+	if (!key_load()) {
+		*why = "no usable public key configured";
+		return -1;
+	}
+	if (token == NULL || strlen(token) > TOKEN_MAX ||
+	    (dot1 = strchr(token, '.')) == NULL || (dot2 = strchr(dot1 + 1, '.')) == NULL ||
+	    strchr(dot2 + 1, '.') != NULL)
+		return -1;
+	/* libjwt parses header and claims; with no key it checks no signature, which is done
+	 * below against the cached key, after the algorithm is pinned */
+	if (jwt_decode(&jwt, token, NULL, 0) != 0 || jwt == NULL)
+		goto out;
+	/* decoded without a key, libjwt reports alg none: read the header's own claim */
+	if (jwt_get_header(jwt, "alg") == NULL ||
+	    jwt_str_alg(jwt_get_header(jwt, "alg")) != pinned_alg) {
+		*why = "unexpected algorithm";
+		goto out;
+	}
+	if (!signature_ok(token, (size_t)(dot2 - token), dot2 + 1, strlen(dot2 + 1))) {
+		*why = "bad signature";
+		goto out;
+	}
+	rc = claims_check(jwt, now, out, why);
+out:
+	jwt_free(jwt);
+	return rc;
+}
+
+static const char *
+user_cache_get(const struct auth_claims *c)
+{
+	size_t i;
+
+	for (i = 0; i < USER_CACHE; i++)
+		if (user_cache[i].id[0] != '\0' && strcmp(user_cache[i].subject, c->subject) == 0 &&
+		    strcmp(user_cache[i].issuer, c->issuer) == 0)
+			return user_cache[i].id;
+	return NULL;
+}
+
+static void
+user_cache_put(const struct auth_claims *c, const char *id)
+{
+	unsigned i = user_cache_next++ % USER_CACHE;
+
+	snprintf(user_cache[i].issuer, sizeof user_cache[i].issuer, "%s", c->issuer);
+	snprintf(user_cache[i].subject, sizeof user_cache[i].subject, "%s", c->subject);
+	snprintf(user_cache[i].id, sizeof user_cache[i].id, "%s", id);
+}
+
+/* Local id of (iss, sub), created on first sight. 0, or -1 after answering. */
+static int
+user_resolve(struct req *r, const struct auth_claims *c)
+{
+	const char *id = user_cache_get(c);
+	PGresult *res;
+	int attempt;
+
+	for (attempt = 0; id == NULL && attempt < 2; attempt++) {
+		/* a racing first request may insert between our look and our insert: then the
+		 * insert does nothing and the second attempt finds the row */
+		res = db_query(r,
+		    "WITH found AS (SELECT id FROM users WHERE issuer = $1 AND subject = $2), "
+		    "ins AS (INSERT INTO users (issuer, subject) SELECT $1, $2 "
+		    "        WHERE NOT EXISTS (SELECT 1 FROM found) "
+		    "        ON CONFLICT (issuer, subject) DO NOTHING RETURNING id) "
+		    "SELECT id FROM found UNION ALL SELECT id FROM ins",
+		    c->issuer, c->subject);
+		if (res == NULL)
+			return -1;
+		if (PQntuples(res) > 0) {
+			id = PQgetvalue(res, 0, 0);
+			user_cache_put(c, id);
+		}
+	}
+	if (id == NULL) {
+		problem_internal(r);
+		return -1;
+	}
+	r->user_id = arena_strdup(r->a, id);
+	return 0;
+}
+
+static void
+unauthorized(struct req *r, const char *challenge, const char *code, const char *detail)
+{
+	http_add_header(r, "WWW-Authenticate", challenge);
+	problem_send(r, 401, code, detail);
+}
+
+int
+auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
+{
+	struct auth_claims c;
+	const char *why;
+
+	if (!key_load()) {
+		/* a server without its key cannot judge any token: that is our fault, not theirs */
+		problem_internal(r);
+		return -1;
+	}
+	if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0 ||
+	    authorization[7] == '\0') {
+		unauthorized(r, "Bearer realm=\"courts\"", "UNAUTHORIZED",
+		    "A Bearer token is required.");
+		return -1;
+	}
+	if (auth_verify(authorization + 7, (long)time(NULL), &c, &why) != 0) {
+		log_msg(r, "info", "token refused: %s", why);
+		unauthorized(r, "Bearer realm=\"courts\", error=\"invalid_token\"", "INVALID_TOKEN",
+		    why);
+		return -1;
+	}
+	r->roles = c.roles;
+	if ((need & c.roles) != need) {
+		problem_send(r, 403, "FORBIDDEN", need & ROLE_ADMIN ?
+		    "The ADMIN role is required." : "The OWNER role is required.");
+		return -1;
+	}
+	return user_resolve(r, &c);
+}

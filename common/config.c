@@ -1,0 +1,62 @@
+/* config: environment variables, read once per process; values are never per request. */
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+
+#define DEFAULT_DATABASE_URL	"dbname=courts"
+#define DEFAULT_KEY_FILE	"var/keys/jwt_public.pem"
+
+static struct config cfg;
+static bool loaded;
+
+static const char *
+env_str(const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : fallback;
+}
+
+static int
+env_int(const char *name, int fallback, int min, int max)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (v == NULL || *v == '\0')
+		return fallback;
+	n = strtol(v, &end, 10);
+	if (*end != '\0' || n < min || n > max)
+		return fallback;
+	return (int)n;
+}
+
+const struct config *
+config_get(void)
+{
+	if (loaded)
+		return &cfg;
+	cfg.database_url = env_str("DATABASE_URL", DEFAULT_DATABASE_URL);
+	cfg.jwt_public_key_file = env_str("JWT_PUBLIC_KEY_FILE", DEFAULT_KEY_FILE);
+	cfg.jwt_issuer = env_str("JWT_ISSUER", "https://auth.courts.local/");
+	cfg.jwt_audience = env_str("JWT_AUDIENCE", "courts-api");
+	cfg.jwt_algorithm = env_str("JWT_ALGORITHM", "RS256");
+	cfg.jwt_roles_claim = env_str("JWT_ROLES_CLAIM", "roles");
+	cfg.default_timezone = env_str("DEFAULT_TIMEZONE", "Europe/Madrid");
+	cfg.base_path = env_str("BASE_PATH", "");
+	cfg.payment_hold_seconds = env_int("PAYMENT_HOLD_SECONDS", 900, 1, 86400);
+	cfg.checkin_radius_m = env_int("CHECKIN_RADIUS_M", 200, 1, 100000);
+	cfg.checkin_max_accuracy_m = env_int("CHECKIN_MAX_ACCURACY_M", 100, 1, 100000);
+	cfg.min_reliability = env_int("MIN_RELIABILITY", 50, 0, 100);
+	cfg.db_prepare = env_int("DB_PREPARE", 1, 0, 1);
+	loaded = true;
+	return &cfg;
+}
+
+void
+config_reload(void)
+{
+	loaded = false;
+}

@@ -1,0 +1,29 @@
+/* config: settings read once per process from the environment. */
+#ifndef COURTS_CONFIG_H
+#define COURTS_CONFIG_H
+
+struct config {
+	const char	*database_url;		/* DATABASE_URL: libpq conninfo or URI */
+	const char	*jwt_public_key_file;	/* JWT_PUBLIC_KEY_FILE: PEM */
+	const char	*jwt_issuer;		/* JWT_ISSUER */
+	const char	*jwt_audience;		/* JWT_AUDIENCE */
+	const char	*jwt_algorithm;		/* JWT_ALGORITHM: RS256 or ES256 */
+	const char	*jwt_roles_claim;	/* JWT_ROLES_CLAIM: claim name, dots walk objects */
+	const char	*default_timezone;	/* DEFAULT_TIMEZONE: IANA name for new venues */
+	const char	*base_path;		/* BASE_PATH: URL prefix before /api (shared hosting) */
+	int		 payment_hold_seconds;	/* PAYMENT_HOLD_SECONDS, default 900 */
+	int		 checkin_radius_m;	/* CHECKIN_RADIUS_M, default 200 */
+	int		 checkin_max_accuracy_m; /* CHECKIN_MAX_ACCURACY_M, default 100 */
+	int		 min_reliability;	/* MIN_RELIABILITY: invitations need at least this */
+	int		 db_prepare;		/* DB_PREPARE: 0 turns off server-side prepared statements */
+};
+
+/* The process configuration, read from the environment on first call and kept.
+ * Never NULL; unset or malformed variables fall back to the documented defaults. */
+const struct config *config_get(void);
+
+/* Forgets the cached configuration so the next config_get() reads the environment again
+ * (unit tests only). */
+void config_reload(void);
+
+#endif

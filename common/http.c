@@ -1,0 +1,538 @@
+/* http: CGI / FastCGI transport, routing, the per-request pipeline and response writing. */
+#include "http.h"
+
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <fcgiapp.h>
+
+#include "auth.h"
+#include "config.h"
+#include "db.h"
+#include "json.h"
+#include "log.h"
+#include "problem.h"
+#include "valid.h"
+
+#define MAX_QUERY 32
+
+struct priv {
+	FCGX_Request	*fr;		/* NULL when running as plain CGI */
+	int		 nq;
+	const char	*qname[MAX_QUERY];
+	const char	*qvalue[MAX_QUERY];
+	char		*headers;	/* extra response header lines */
+	size_t		 body_consumed;	/* request body bytes read so far */
+};
+
+static const char *program_name = "courts";
+static volatile sig_atomic_t cgi_answer_started;
+
+const char *
+http_program(void)
+{
+	return program_name;
+}
+
+static const char *
+env(const struct priv *p, const char *name)
+{
+	return p->fr != NULL ? FCGX_GetParam(name, p->fr->envp) : getenv(name);
+}
+
+static size_t
+body_read(struct priv *p, char *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		int k = p->fr != NULL ? FCGX_GetStr(buf + got, (int)(n - got), p->fr->in)
+		    : (int)fread(buf + got, 1, n - got, stdin);
+
+		if (k <= 0)
+			break;
+		got += (size_t)k;
+	}
+	p->body_consumed += got;
+	return got;
+}
+
+/* Reads and drops what is left of the request body: a CGI that exits with unread input
+ * makes mod_cgid reset the connection and the client never sees the answer. Bodies far
+ * beyond the cap are not worth reading; those clients get a reset. */
+static void
+body_drain(struct priv *p)
+{
+	const char *cl = env(p, "CONTENT_LENGTH");
+	long len = cl != NULL ? strtol(cl, NULL, 10) : 0;
+	char buf[8192];
+
+	if (len <= 0 || len > 16L * HTTP_BODY_MAX)
+		return;
+	while (p->body_consumed < (size_t)len) {
+		size_t want = (size_t)len - p->body_consumed;
+
+		if (body_read(p, buf, want < sizeof buf ? want : sizeof buf) == 0)
+			break;
+	}
+}
+
+static void
+out_write(const struct priv *p, const char *buf, size_t n)
+{
+	if (p->fr != NULL)
+		FCGX_PutStr(buf, (int)n, p->fr->out);
+	else
+		fwrite(buf, 1, n, stdout);
+}
+
+static int
+hexval(int c)
+{
+	if (c >= '0' && c <= '9') return c - '0';
+	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes n bytes of s (and '+' as space when plus); NULL on a bad or NUL escape. */
+static char *
+url_decode(struct arena *a, const char *s, size_t n, bool plus)
+{
+	char *out = arena_alloc(a, n + 1), *o = out;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%') {
+			int hi, lo;
+
+			if (i + 2 >= n || (hi = hexval(s[i + 1])) < 0 || (lo = hexval(s[i + 2])) < 0 ||
+			    (hi == 0 && lo == 0))
+				return NULL;
+			*o++ = (char)(hi * 16 + lo);
+			i += 2;
+		} else if (plus && s[i] == '+')
+			*o++ = ' ';
+		else
+			*o++ = s[i];
+	}
+	*o = '\0';
+	return out;
+}
+
+static void
+query_parse(struct req *r, struct priv *p, const char *qs)
+{
+	while (qs != NULL && *qs != '\0' && p->nq < MAX_QUERY) {
+		size_t len = strcspn(qs, "&"), klen = strcspn(qs, "=");
+		const char *name, *value;
+
+		if (klen > len)
+			klen = len;
+		name = url_decode(r->a, qs, klen, true);
+		value = klen < len ? url_decode(r->a, qs + klen + 1, len - klen - 1, true) : "";
+		if (name != NULL && value != NULL && *name != '\0' && req_query(r, name) == NULL) {
+			p->qname[p->nq] = name;
+			p->qvalue[p->nq] = value;
+			p->nq++;
+		}
+		qs += len;
+		if (*qs == '&')
+			qs++;
+	}
+}
+
+const char *
+req_query(const struct req *r, const char *name)
+{
+	const struct priv *p = r->private_;
+	int i;
+
+	for (i = 0; i < p->nq; i++)
+		if (strcmp(p->qname[i], name) == 0)
+			return p->qvalue[i];
+	return NULL;
+}
+
+const char *
+req_param(const struct req *r, const char *name)
+{
+	int i;
+
+	for (i = 0; i < r->nparams; i++)
+		if (strcmp(r->param_names[i], name) == 0)
+			return r->param_values[i];
+	return NULL;
+}
+
+void
+http_add_header(struct req *r, const char *name, const char *value)
+{
+	struct priv *p = r->private_;
+
+	p->headers = arena_printf(r->a, "%s%s: %s\r\n", p->headers != NULL ? p->headers : "",
+	    name, value);
+}
+
+void
+http_send_json(struct req *r, int status, const char *json)
+{
+	if (r->answered)
+		return;
+	r->answered = true;
+	r->status = status;
+	r->resp_len = strlen(json);
+	r->resp_body = arena_strndup(r->a, json, r->resp_len);
+	r->resp_type = "application/json";
+}
+
+void
+http_send_cjson(struct req *r, int status, const cJSON *doc)
+{
+	char *text;
+
+	if (r->answered)
+		return;
+	text = cJSON_PrintUnformatted(doc);
+	if (text == NULL) {
+		log_msg(r, "error", "cannot print JSON response");
+		text = "{}";
+		status = 500;
+	}
+	r->answered = true;
+	r->status = status;
+	r->resp_body = text;
+	r->resp_len = strlen(text);
+	r->resp_type = "application/json";
+}
+
+void
+http_send_no_content(struct req *r)
+{
+	if (r->answered)
+		return;
+	r->answered = true;
+	r->status = 204;
+	r->resp_body = NULL;
+	r->resp_len = 0;
+}
+
+static const char *
+reason(int status)
+{
+	switch (status) {
+	case 200: return "OK";
+	case 201: return "Created";
+	case 204: return "No Content";
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 503: return "Service Unavailable";
+	default:  return status >= 500 ? "Internal Server Error" : "Error";
+	}
+}
+
+static void
+response_write(struct req *r, const struct priv *p)
+{
+	char *head;
+
+	if (r->resp_body != NULL)
+		head = arena_printf(r->a, "Status: %d %s\r\nContent-Type: %s\r\n"
+		    "Content-Length: %zu\r\nCache-Control: no-store\r\nX-Request-Id: %s\r\n%s\r\n",
+		    r->status, reason(r->status), r->resp_type, r->resp_len, r->id,
+		    p->headers != NULL ? p->headers : "");
+	else
+		head = arena_printf(r->a, "Status: %d %s\r\nCache-Control: no-store\r\n"
+		    "X-Request-Id: %s\r\n%s\r\n", r->status, reason(r->status), r->id,
+		    p->headers != NULL ? p->headers : "");
+	cgi_answer_started = 1;
+	out_write(p, head, strlen(head));
+	if (r->resp_body != NULL)
+		out_write(p, r->resp_body, r->resp_len);
+	if (p->fr == NULL)
+		fflush(stdout);
+}
+
+static const char *
+request_id(struct req *r, const struct priv *p)
+{
+	const char *u = env(p, "UNIQUE_ID");
+	unsigned char b[8];
+	size_t i;
+	char *s;
+
+	if (u != NULL && *u != '\0' && strlen(u) < 64)
+		return arena_strdup(r->a, u);
+	if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b)
+		memset(b, 0, sizeof b);
+	s = arena_alloc(r->a, 2 * sizeof b + 1);
+	for (i = 0; i < sizeof b; i++)
+		sprintf(s + 2 * i, "%02x", b[i]);
+	return s;
+}
+
+/* Matches path against pattern, capturing {name} segments. */
+static bool
+route_match(struct req *r, const char *pattern, const char *path)
+{
+	const char *pp = pattern, *sp = path;
+
+	r->nparams = 0;
+	while (*pp != '\0' && *sp != '\0') {
+		size_t plen = strcspn(pp + 1, "/") + 1, slen = strcspn(sp + 1, "/") + 1;
+
+		if (pp[1] == '{') {
+			const char *colon;
+
+			if (slen <= 1 || r->nparams == HTTP_MAX_PARAMS)
+				return false;
+			colon = memchr(pp + 2, ':', plen - 2);
+			r->param_names[r->nparams] = arena_strndup(r->a, pp + 2,
+			    (size_t)((colon != NULL ? colon : pp + plen - 1) - (pp + 2)));
+			r->param_values[r->nparams] = arena_strndup(r->a, sp + 1, slen - 1);
+			r->nparams++;
+		} else if (plen != slen || strncmp(pp, sp, plen) != 0)
+			return false;
+		pp += plen;
+		sp += slen;
+	}
+	return *pp == '\0' && *sp == '\0';
+}
+
+/* Checks captured parameters against their declared kinds; records field errors. */
+static void
+params_check(struct req *r)
+{
+	const char *pp = r->route->pattern;
+	int i = 0;
+
+	while ((pp = strchr(pp, '{')) != NULL && i < r->nparams) {
+		bool is_date = strncmp(strcspn(pp, ":}") + pp, ":date}", 6) == 0;
+		const char *v = r->param_values[i];
+
+		if (is_date ? !valid_date(v) : !valid_uuid(v))
+			problem_field(r, r->param_names[i],
+			    is_date ? "must be a date YYYY-MM-DD" : "must be a UUID");
+		pp++;
+		i++;
+	}
+}
+
+static bool
+json_media_type(const char *ct)
+{
+	size_t n;
+
+	if (ct == NULL)
+		return false;
+	n = strcspn(ct, ";");
+	while (n > 0 && ct[n - 1] == ' ')
+		n--;
+	return (n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
+	    (n > 17 && strncasecmp(ct, "application/", 12) == 0 &&
+	    strncasecmp(ct + n - 5, "+json", 5) == 0);
+}
+
+static void
+body_load(struct req *r, struct priv *p)
+{
+	const char *cl = env(p, "CONTENT_LENGTH");
+	long len = cl != NULL && *cl != '\0' ? strtol(cl, NULL, 10) : 0;
+	char *buf;
+	size_t got;
+	const char *end = NULL;
+
+	if (!json_media_type(env(p, "CONTENT_TYPE"))) {
+		problem_send(r, 415, "UNSUPPORTED_MEDIA_TYPE",
+		    "The body must be JSON with Content-Type: application/json.");
+		return;
+	}
+	if (len <= 0) {
+		problem_send(r, 400, "BODY_REQUIRED", "A JSON object body is required.");
+		return;
+	}
+	buf = arena_alloc(r->a, (size_t)len + 1);
+	got = body_read(p, buf, (size_t)len);
+	buf[got] = '\0';
+	r->body = cJSON_ParseWithLengthOpts(buf, got, &end, true);
+	if (r->body == NULL) {
+		problem_send(r, 400, "MALFORMED_JSON", "The body is not well-formed JSON.");
+		return;
+	}
+	if (!cJSON_IsObject(r->body))
+		problem_send(r, 400, "MALFORMED_JSON", "The body must be a JSON object.");
+}
+
+static const struct route *
+route_find(struct req *r, const struct route *routes, size_t n)
+{
+	char allow[128] = "";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!route_match(r, routes[i].pattern, r->path))
+			continue;
+		if (strcmp(routes[i].method, r->method) == 0)
+			return &routes[i];
+		if (strstr(allow, routes[i].method) == NULL)
+			snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
+			    allow[0] != '\0' ? ", " : "", routes[i].method);
+	}
+	r->nparams = 0;
+	if (allow[0] != '\0') {
+		http_add_header(r, "Allow", allow);
+		problem_send(r, 405, "METHOD_NOT_ALLOWED", "The method is not allowed on this path.");
+	} else
+		problem_send(r, 404, "NOT_FOUND", "No such endpoint.");
+	return NULL;
+}
+
+/* Fills method and path from the environment; false after answering. */
+static bool
+request_line(struct req *r, const struct priv *p)
+{
+	const char *uri = env(p, "REQUEST_URI"), *base = config_get()->base_path;
+	const char *m = env(p, "REQUEST_METHOD");
+	size_t n, blen = strlen(base);
+	char *path;
+
+	r->method = m != NULL ? m : "GET";
+	if (uri == NULL)	/* not Apache: fall back to the CGI split */
+		uri = arena_printf(r->a, "%s%s", env(p, "SCRIPT_NAME") != NULL ?
+		    env(p, "SCRIPT_NAME") : "", env(p, "PATH_INFO") != NULL ? env(p, "PATH_INFO") : "");
+	n = strcspn(uri, "?");
+	if (blen > 0 && n >= blen && strncmp(uri, base, blen) == 0) {
+		uri += blen;
+		n -= blen;
+	}
+	path = url_decode(r->a, uri, n, false);
+	if (path == NULL) {
+		r->path = "";
+		problem_send(r, 404, "NOT_FOUND", "No such endpoint.");
+		return false;
+	}
+	n = strlen(path);
+	if (n > 1 && path[n - 1] == '/')
+		path[n - 1] = '\0';
+	r->path = path;
+	return true;
+}
+
+static void
+request_run(struct req *r, struct priv *p, const struct route *routes, size_t nroutes)
+{
+	const char *cl = env(p, "CONTENT_LENGTH"), *authz;
+	const struct route *rt;
+	unsigned need;
+
+	query_parse(r, p, env(p, "QUERY_STRING"));
+	if (!request_line(r, p))
+		return;
+	if (cl != NULL && strtol(cl, NULL, 10) > HTTP_BODY_MAX) {
+		problem_send(r, 413, "BODY_TOO_LARGE", "The body must be at most 65536 bytes.");
+		return;
+	}
+	if ((rt = route_find(r, routes, nroutes)) == NULL)
+		return;
+	r->route = rt;
+	params_check(r);
+	if (problem_fields_or_send(r) != 0)
+		return;
+	if (rt->auth != AUTH_NONE) {
+		authz = env(p, "HTTP_AUTHORIZATION");
+		if (authz == NULL)	/* .htaccess rewrite trick on hosts without CGIPassAuth */
+			authz = env(p, "REDIRECT_HTTP_AUTHORIZATION");
+		need = rt->auth == AUTH_OWNER ? ROLE_OWNER : rt->auth == AUTH_ADMIN ? ROLE_ADMIN : 0;
+		if (auth_request_or_problem(r, authz, need) != 0)
+			return;
+	}
+	if (rt->body == BODY_JSON) {
+		body_load(r, p);
+		if (r->answered)
+			return;
+	}
+	rt->handler(r);
+	if (!r->answered) {
+		log_msg(r, "error", "handler for %s %s gave no answer", r->method, rt->pattern);
+		problem_internal(r);
+	}
+}
+
+static void
+request_handle(struct arena *a, FCGX_Request *fr, const struct route *routes, size_t n)
+{
+	struct priv p;
+	struct req r;
+
+	memset(&p, 0, sizeof p);
+	memset(&r, 0, sizeof r);
+	arena_reset(a);
+	json_use_arena(a);
+	p.fr = fr;
+	r.a = a;
+	r.private_ = &p;
+	r.id = request_id(&r, &p);
+	request_run(&r, &p, routes, n);
+	if (fr == NULL)
+		body_drain(&p);
+	response_write(&r, &p);
+	db_request_end(&r);
+}
+
+/* Last resort in plain CGI: a crash still leaves the client a valid 500. */
+static void
+fatal_signal(int sig)
+{
+	static const char resp[] = "Status: 500 Internal Server Error\r\n"
+	    "Content-Type: application/problem+json\r\n\r\n"
+	    "{\"type\":\"https://courts.example/problems/internal-error\","
+	    "\"title\":\"Internal Server Error\",\"status\":500,"
+	    "\"detail\":\"The server could not complete the request.\","
+	    "\"code\":\"INTERNAL_ERROR\",\"errors\":[]}";
+
+	if (!cgi_answer_started && write(STDOUT_FILENO, resp, sizeof resp - 1) < 0)
+		_exit(128 + sig);
+	_exit(128 + sig);
+}
+
+int
+http_main(const char *program, const struct route *routes, size_t nroutes)
+{
+	struct arena *a = arena_new();
+	FCGX_Request fr;
+
+	program_name = program;
+	log_set_program(program);
+	if (a == NULL)
+		return 1;
+	config_get();
+	if (FCGX_IsCGI()) {
+		signal(SIGSEGV, fatal_signal);
+		signal(SIGBUS, fatal_signal);
+		signal(SIGABRT, fatal_signal);
+		request_handle(a, NULL, routes, nroutes);
+	} else {
+		FCGX_Init();
+		FCGX_InitRequest(&fr, 0, 0);
+		while (FCGX_Accept_r(&fr) >= 0) {
+			request_handle(a, &fr, routes, nroutes);
+			FCGX_Finish_r(&fr);
+		}
+	}
+	db_close();
+	json_use_arena(NULL);
+	arena_free(a);
+	return 0;
+}

@@ -1,0 +1,15 @@
+/* log: one line per event on stderr (Apache's error log, cron's mail). */
+#ifndef COURTS_LOG_H
+#define COURTS_LOG_H
+
+struct req;
+
+/* Writes "<program> req=<id> <level>: <message>" with control characters escaped.
+ * r may be NULL outside a request. Never pass tokens or whole bodies. */
+void log_msg(const struct req *r, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Sets the program name used when no request is running (cron, tools). */
+void log_set_program(const char *program);
+
+#endif

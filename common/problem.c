@@ -1,0 +1,105 @@
+/* problem: builds and sends problem+json bodies. */
+#include "problem.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cJSON.h>
+
+#include "http.h"
+
+static const char *
+status_title(int status)
+{
+	switch (status) {
+	case 400: return "Bad Request";
+	case 401: return "Unauthorized";
+	case 403: return "Forbidden";
+	case 404: return "Not Found";
+	case 405: return "Method Not Allowed";
+	case 409: return "Conflict";
+	case 413: return "Content Too Large";
+	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Content";
+	case 503: return "Service Unavailable";
+	default:  return "Internal Server Error";
+	}
+}
+
+void
+problem_field(struct req *r, const char *field, const char *message)
+{
+	cJSON *e;
+
+	if (r->field_errors == NULL)
+		r->field_errors = cJSON_CreateArray();
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "field", field);
+	cJSON_AddStringToObject(e, "message", message);
+	cJSON_AddItemToArray(r->field_errors, e);
+}
+
+bool
+problem_has_fields(const struct req *r)
+{
+	return r->field_errors != NULL && cJSON_GetArraySize(r->field_errors) > 0;
+}
+
+void
+problem_send(struct req *r, int status, const char *code, const char *detail)
+{
+	cJSON *doc;
+	char type[96];
+	size_t i;
+
+	if (r->answered)
+		return;
+	snprintf(type, sizeof type, "https://courts.example/problems/%s", code);
+	for (i = strlen("https://courts.example/problems/"); type[i] != '\0'; i++)
+		type[i] = type[i] == '_' ? '-' : (char)tolower((unsigned char)type[i]);
+	doc = cJSON_CreateObject();
+	cJSON_AddStringToObject(doc, "type", type);
+	cJSON_AddStringToObject(doc, "title", status_title(status));
+	cJSON_AddNumberToObject(doc, "status", status);
+	cJSON_AddStringToObject(doc, "detail", detail);
+	cJSON_AddStringToObject(doc, "instance", r->path != NULL ? r->path : "");
+	cJSON_AddStringToObject(doc, "code", code);
+	cJSON_AddStringToObject(doc, "requestId", r->id != NULL ? r->id : "");
+	cJSON_AddItemToObject(doc, "errors",
+	    r->field_errors != NULL ? r->field_errors : cJSON_CreateArray());
+	r->field_errors = NULL;
+	http_send_cjson(r, status, doc);
+	r->resp_type = "application/problem+json";
+}
+
+int
+problem_fields_or_send(struct req *r)
+{
+	if (!problem_has_fields(r))
+		return 0;
+	problem_send(r, 400, "VALIDATION_FAILED", "The request has invalid fields; see errors.");
+	return -1;
+}
+
+void
+problem_not_found(struct req *r, const char *what)
+{
+	char detail[160];
+
+	snprintf(detail, sizeof detail, "%s not found.", what);
+	problem_send(r, 404, "NOT_FOUND", detail);
+}
+
+void
+problem_conflict(struct req *r, const char *code, const char *detail)
+{
+	problem_send(r, 409, code, detail);
+}
+
+void
+problem_internal(struct req *r)
+{
+	problem_send(r, 500, "INTERNAL_ERROR",
+	    "The server could not complete the request; quote the requestId when reporting it.");
+}

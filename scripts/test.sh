@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# test.sh: `make test`. Runs the C unit tests, then the bats suite against a real PostgreSQL
+# and a real Apache (tests/setup_suite.bash) once per mode in $MODES, and ends with one line
+# "N passed, N failed". Arguments, if any, are bats files to run instead of all.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "$root/${BUILD:-build}" && pwd)
+modes=${MODES:-${MODE:-cgi}}
+pass=0 fail=0
+
+count_tap() {	# reads TAP on stdin, echoes it, adds to pass / fail
+	local line
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"ok "*"# skip"*) fail=$((fail + 1)) ;;	# a skipped test is a failure
+		"ok "*) pass=$((pass + 1)) ;;
+		"not ok "*) fail=$((fail + 1)) ;;
+		esac
+	done
+}
+
+echo "# unit tests"
+for t in "$build"/unit/*; do
+	[ -x "$t" ] || continue
+	before=$((pass + fail))
+	count_tap < <("$t" 2>&1; echo "exit $?")
+	# a unit program that crashed or printed nothing counts as one failure
+	if [ $((pass + fail)) -eq "$before" ]; then fail=$((fail + 1)); fi
+done
+
+files=("$@")
+[ ${#files[@]} -gt 0 ] || files=("$root"/tests/*.bats)
+for mode in $modes; do
+	echo "# bats suite, $mode mode"
+	before_fail=$fail before=$((pass + fail))
+	count_tap < <(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${files[@]}" 2>&1;
+		echo "bats-exit $?")
+	if [ $((pass + fail)) -eq "$before" ]; then
+		echo "# the bats suite ran no test in $mode mode"
+		fail=$((fail + 1))
+	fi
+	: "$before_fail"
+done
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

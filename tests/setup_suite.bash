@@ -1,0 +1,47 @@
+# Suite set-up: a private PostgreSQL cluster and a private Apache (the project's apache/
+# config) in a temporary directory, on 127.0.0.1 and a free port; torn down by PID at the
+# end, pass or fail. MODE=fastcgi runs the programs under mod_fcgid.
+
+setup_suite() {
+	COURTS_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
+	export COURTS_ROOT
+	export COURTS_BUILD=${COURTS_BUILD:-$COURTS_ROOT/build}
+	export COURTS_MODE=${MODE:-cgi}
+	COURTS_STATE=$(mktemp -d "${TMPDIR:-/tmp}/courts-test.XXXXXX")
+	export COURTS_STATE
+	chmod 755 "$COURTS_STATE"
+	local port
+	port=$(free_port)
+	if ! "$COURTS_ROOT/scripts/stack.sh" start "$COURTS_STATE" "$port" "$COURTS_MODE" \
+		"$COURTS_BUILD" >"$COURTS_STATE/stack.log" 2>&1; then
+		cat "$COURTS_STATE/stack.log" >&2
+		cat "$COURTS_STATE/apache/logs/error.log" >&2 2>/dev/null || true
+		"$COURTS_ROOT/scripts/stack.sh" stop "$COURTS_STATE" || true
+		return 1
+	fi
+	# shellcheck disable=SC1091
+	. "$COURTS_STATE/env"
+	export COURTS_PORT=$port
+}
+
+teardown_suite() {
+	[ -n "${COURTS_STATE:-}" ] || return 0
+	"$COURTS_ROOT/scripts/stack.sh" stop "$COURTS_STATE" || true
+	for pidfile in "$COURTS_STATE"/extra-*/apache/run/httpd.pid; do
+		[ -f "$pidfile" ] && "$COURTS_ROOT/scripts/stack.sh" stop-apache "${pidfile%/apache/run/httpd.pid}"
+	done
+	if [ -n "${KEEP_STATE:-}" ]; then
+		echo "# state kept in $COURTS_STATE" >&3
+	else
+		rm -rf "$COURTS_STATE"
+	fi
+}
+
+# A TCP port on 127.0.0.1 that nothing listens on.
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}

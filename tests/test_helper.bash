@@ -1,0 +1,181 @@
+# Shared helpers for the bats files: HTTP calls, tokens, SQL, fixtures.
+# Load with `load test_helper` at the top of each file.
+
+# ---- HTTP -------------------------------------------------------------------------------
+# req METHOD PATH [-t TOKEN] [-d BODY] [-H 'Name: value']... [-b BASE_URL]
+# Sets HTTP_STATUS, HTTP_TYPE (Content-Type without parameters), HTTP_BODY and
+# HTTP_HEADERS (raw). A JSON body is sent with Content-Type: application/json unless a
+# -H 'Content-Type: ...' is given.
+req() {
+	local method=$1 path=$2 base=$BASE_URL token="" body="" has_body=0 has_ct=0
+	local args=() out="$BATS_TEST_TMPDIR/resp.body" hdr="$BATS_TEST_TMPDIR/resp.headers"
+	shift 2
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-t) token=$2; shift 2 ;;
+		-d) body=$2; has_body=1; shift 2 ;;
+		-H) [[ ${2,,} == content-type:* ]] && has_ct=1; args+=(-H "$2"); shift 2 ;;
+		-b) base=$2; shift 2 ;;
+		*) echo "req: unknown option $1" >&2; return 2 ;;
+		esac
+	done
+	[ -n "$token" ] && args+=(-H "Authorization: Bearer $token")
+	if [ $has_body = 1 ]; then
+		[ $has_ct = 1 ] || args+=(-H "Content-Type: application/json")
+		args+=(--data-binary "$body")
+	fi
+	HTTP_STATUS=$(curl -s -g -o "$out" -D "$hdr" -w '%{http_code}' -X "$method" "${args[@]}" \
+		"$base$path")
+	HTTP_HEADERS=$(cat "$hdr")
+	HTTP_TYPE=$(grep -i '^content-type:' "$hdr" | tail -n 1 | cut -d: -f2- | cut -d';' -f1 |
+		tr -d ' \r')
+	HTTP_BODY=$(cat "$out")
+}
+
+# header NAME: value of a response header of the last req (without CR).
+header() {
+	grep -i "^$1:" <<<"$HTTP_HEADERS" | tail -n 1 | cut -d: -f2- | sed 's/^ //' | tr -d '\r'
+}
+
+# jqr FILTER: jq -r on the last response body.
+jqr() {
+	jq -r "$@" <<<"$HTTP_BODY"
+}
+
+# expect STATUS [TYPE]: the last response had this status and Content-Type
+# (default application/json, or application/problem+json for 4xx/5xx; "-" for no body).
+expect() {
+	local want_type=${2:-}
+	if [ -z "$want_type" ]; then
+		if [ "$1" -ge 400 ]; then want_type=application/problem+json; else want_type=application/json; fi
+	fi
+	if [ "$HTTP_STATUS" != "$1" ]; then
+		echo "expected status $1, got $HTTP_STATUS: $HTTP_BODY" >&2
+		return 1
+	fi
+	if [ "$want_type" = - ]; then
+		[ -z "$HTTP_BODY" ] || { echo "expected no body, got: $HTTP_BODY" >&2; return 1; }
+	elif [ "$HTTP_TYPE" != "$want_type" ]; then
+		echo "expected Content-Type $want_type, got '$HTTP_TYPE'" >&2
+		return 1
+	fi
+}
+
+# expect_problem STATUS CODE [FIELD...]: a problem+json answer with this code, whose
+# errors name each FIELD given.
+expect_problem() {
+	local status=$1 code=$2 f
+	shift 2
+	expect "$status" application/problem+json || return 1
+	[ "$(jqr .code)" = "$code" ] || { echo "expected code $code: $HTTP_BODY" >&2; return 1; }
+	[ "$(jqr .status)" = "$status" ] || { echo "status field mismatch: $HTTP_BODY" >&2; return 1; }
+	[ "$(jqr '.type | startswith("https://")')" = true ] || { echo "no type: $HTTP_BODY" >&2; return 1; }
+	[ -n "$(jqr .title)" ] && [ -n "$(jqr .detail)" ] || { echo "no title/detail" >&2; return 1; }
+	for f in "$@"; do
+		jq -e --arg f "$f" '.errors | map(.field) | index($f) != null' <<<"$HTTP_BODY" >/dev/null ||
+			{ echo "expected an error on field $f: $HTTP_BODY" >&2; return 1; }
+	done
+}
+
+# ---- tokens ----------------------------------------------------------------------------
+# token SUB [ROLES] [extra mint-token options]: a valid RS256 development token.
+token() {
+	local sub=$1 roles=${2:-}
+	shift 2 2>/dev/null || shift $#
+	"$COURTS_BUILD/tools/mint-token" -k "$JWT_PRIVATE_KEY_FILE" -s "$sub" -r "$roles" \
+		-i "${JWT_ISSUER:-https://auth.courts.local/}" -a "${JWT_AUDIENCE:-courts-api}" "$@"
+}
+
+# ---- database --------------------------------------------------------------------------
+# sql 'SELECT ...' [psql -v options]: runs as the superuser, prints unaligned tuples.
+sql() {
+	local q=$1
+	shift
+	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 "$@" -c "$q"
+}
+
+# reset_db: every table emptied, so each test starts from known data.
+reset_db() {
+	sql "TRUNCATE users, venues, venue_images, venue_holidays, resources, resource_schedules,
+	     price_rules, resource_images, players, match_requests, match_players, invitations,
+	     payments, notifications, reliability_events CASCADE"
+}
+
+# user_id SUB: the local id of the token subject SUB, created if new.
+user_id() {
+	sql "INSERT INTO users (issuer, subject) VALUES ('${JWT_ISSUER:-https://auth.courts.local/}', '$1')
+	     ON CONFLICT (issuer, subject) DO UPDATE SET subject = EXCLUDED.subject RETURNING id"
+}
+
+# ---- fixtures (straight SQL, independent of the endpoints under test) ------------------
+# fixture_venue OWNER_SUB [STATUS] [LAT] [LNG] [TZ]: prints the venue id.
+fixture_venue() {
+	local owner status=${2:-ACTIVE} lat=${3:-40.4168} lng=${4:--3.7038} tz=${5:-Europe/Madrid}
+	owner=$(user_id "$1")
+	sql "INSERT INTO venues (owner_id, name, street, city, country, latitude, longitude, timezone,
+	         status, suspended_by, reject_reason)
+	     VALUES ('$owner', 'Club Central', 'Calle Mayor 1', 'Madrid', 'Spain', $lat, $lng, '$tz',
+	         '$status', CASE WHEN '$status' = 'SUSPENDED' THEN 'OWNER' END,
+	         CASE WHEN '$status' = 'REJECTED' THEN 'Blurry photos' END)
+	     RETURNING id"
+}
+
+# fixture_court VENUE_ID [DURATION] [STATUS]: a court open 08:00-22:00 every day with a
+# WEEKDAY rule of 20.00 EUR and a WEEKEND rule of 30.00 EUR over the whole day; prints its id.
+fixture_court() {
+	local venue=$1 dur=${2:-90} status=${3:-ACTIVE} id
+	id=$(sql "INSERT INTO resources (venue_id, name, type, slot_duration_minutes, status,
+	              suspended_by, reject_reason)
+	          VALUES ('$venue', 'Court 1', 'PADEL_COURT', $dur, '$status',
+	              CASE WHEN '$status' = 'SUSPENDED' THEN 'OWNER' END,
+	              CASE WHEN '$status' = 'REJECTED' THEN 'Net missing' END)
+	          RETURNING id")
+	sql "INSERT INTO resource_schedules (resource_id, day_of_week, opening_time, closing_time)
+	     SELECT '$id', d, '08:00', '22:00' FROM generate_series(1, 7) d;
+	     INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, currency)
+	     VALUES ('$id', 'WEEKDAY', '00:00', '24:00', 20.00, 'EUR'),
+	            ('$id', 'WEEKEND', '00:00', '24:00', 30.00, 'EUR')" >/dev/null
+	echo "$id"
+}
+
+# fixture_player SUB SKILL LAT LNG: a player profile; prints the user id.
+fixture_player() {
+	local id
+	id=$(user_id "$1")
+	sql "INSERT INTO players (user_id, display_name, skill_level, home_latitude, home_longitude)
+	     VALUES ('$id', '$1', '$2', $3, $4)
+	     ON CONFLICT (user_id) DO UPDATE SET skill_level = EXCLUDED.skill_level,
+	         home_latitude = EXCLUDED.home_latitude, home_longitude = EXCLUDED.home_longitude" \
+		>/dev/null
+	echo "$id"
+}
+
+# local_date [DAYS]: today + DAYS in the fixtures' zone (Europe/Madrid), YYYY-MM-DD.
+local_date() {
+	TZ=Europe/Madrid date -d "+${1:-0} days" +%F
+}
+
+# ---- a second Apache with other settings ------------------------------------------------
+# extra_apache NAME VAR=VALUE...: starts another Apache on the suite's database with the
+# given settings; prints its base URL. Stopped by teardown_suite.
+extra_apache() {
+	local name=$1 port
+	shift
+	port=$(free_port)
+	(
+		set -a
+		. "$COURTS_STATE/env"
+		for kv in "$@"; do export "${kv?}"; done
+		"$COURTS_ROOT/scripts/stack.sh" apache "$COURTS_STATE/extra-$name" "$port" \
+			"$COURTS_MODE" "$COURTS_BUILD" >&2
+	) || return 1
+	echo "http://127.0.0.1:$port"
+}
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
