@@ -22,7 +22,23 @@ CFLAGS    += -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prot
              -Icommon $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
              -DCOURTS_VERSION='"$(VERSION)"' -DCOURTS_BUILD='"$(GIT_REV)"'
 LDFLAGS   += -Wl,--as-needed
-LDLIBS    := -lfcgi $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -ljwt -lcjson -lpq -lcrypto) -lm
+
+# LEAN=1 links libpq statically without Kerberos and LDAP (common/lean/): a plain CGI then
+# loads 10 shared libraries instead of 30 and starts in 0.8 ms instead of 2.0 ms. On by
+# default when the static libraries are installed; LEAN=0 links Debian's shared libpq.
+PG_LIBDIR    := $(shell pg_config --libdir 2>/dev/null)
+PG_PKGLIBDIR := $(shell pg_config --pkglibdir 2>/dev/null)
+LEAN_LIBS    := $(PG_LIBDIR)/libpq.a $(PG_PKGLIBDIR)/libpgcommon_shlib.a $(PG_PKGLIBDIR)/libpgport_shlib.a
+LEAN      ?= $(if $(wildcard $(LEAN_LIBS)),1,0)
+ifeq ($(LEAN),1)
+LEAN_OBJ  := $(BUILD)/lean/pq_without_gss_ldap.o
+PQ_LIBS   := $(LEAN_OBJ) $(LEAN_LIBS)
+else
+LEAN_OBJ  :=
+PQ_LIBS   := -lpq
+endif
+LDLIBS    := -lfcgi $(PQ_LIBS) $(shell pkg-config --libs libcjson libjwt openssl 2>/dev/null || \
+             echo -ljwt -lcjson -lssl -lcrypto) -lm
 ifneq ($(SANITIZE),)
 CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS   += -fsanitize=address,undefined
@@ -39,10 +55,11 @@ TOOLS_BIN  := $(BUILD)/tools/mint-token
 LIB        := $(BUILD)/libcommon.a
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
-	postgresql-contrib libpq-dev libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
+	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
 	bats jq curl openssl wrk procps iproute2
 
 .PHONY: all build install run test unit token sweep bench clean
+.SECONDARY:
 
 all: build
 
@@ -67,20 +84,24 @@ $(LIB): $(COMMON_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) common/*.h
+$(BUILD)/lean/%.o: common/lean/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@.tmp $< $(LIB) $(LDLIBS)
 	@mv -f $@.tmp $@	# rename, never overwrite: a running FastCGI worker keeps its text
 
-$(CRON_BIN): cron/sweep.c $(LIB) common/*.h
+$(CRON_BIN): cron/sweep.c $(LIB) $(LEAN_OBJ) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/tools/mint-token: scripts/mint-token.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ljwt
 
-$(BUILD)/unit/%: tests/unit/%.c $(LIB) common/*.h
+$(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
