@@ -193,6 +193,11 @@ apache)
 stop-apache)
 	apache_stop "$2"
 	;;
+restart-pg)
+	# a database restart under running programs: kept connections must recover
+	as_pg "$(pg_bin)/pg_ctl" -D "$2/pg" -m fast -w -t 60 restart \
+		-l "$2/log/postgresql.log" >/dev/null
+	;;
 *)
 	echo "usage: $0 start STATE PORT MODE BUILD | stop STATE" >&2
 	exit 2

@@ -7,6 +7,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$root/${BUILD:-build}" && pwd)
 modes=${MODES:-${MODE:-cgi}}
 pass=0 fail=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
 
 count_tap() {	# reads TAP on stdin, echoes it, adds to pass / fail
 	local line
@@ -23,24 +25,28 @@ count_tap() {	# reads TAP on stdin, echoes it, adds to pass / fail
 echo "# unit tests"
 for t in "$build"/unit/*; do
 	[ -x "$t" ] || continue
-	before=$((pass + fail))
-	count_tap < <("$t" 2>&1; echo "exit $?")
-	# a unit program that crashed or printed nothing counts as one failure
-	if [ $((pass + fail)) -eq "$before" ]; then fail=$((fail + 1)); fi
+	before=$((pass + fail)) before_fail=$fail
+	"$t" >"$out" 2>&1
+	rc=$?
+	count_tap <"$out"
+	# a unit program that printed nothing, or failed without saying which check, is a failure
+	if [ $((pass + fail)) -eq "$before" ] || { [ "$fail" -eq "$before_fail" ] && [ $rc -ne 0 ]; }; then
+		echo "not ok - $(basename "$t") exited abnormally"
+		fail=$((fail + 1))
+	fi
 done
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=("$root"/tests/*.bats)
 for mode in $modes; do
 	echo "# bats suite, $mode mode"
-	before_fail=$fail before=$((pass + fail))
+	before=$((pass + fail))
 	count_tap < <(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${files[@]}" 2>&1;
-		echo "bats-exit $?")
+		echo "# bats exit $?")
 	if [ $((pass + fail)) -eq "$before" ]; then
 		echo "# the bats suite ran no test in $mode mode"
 		fail=$((fail + 1))
 	fi
-	: "$before_fail"
 done
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

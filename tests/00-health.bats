@@ -58,3 +58,13 @@ load test_helper
 	expect 503 application/json
 	[ "$HTTP_BODY" = '{"status":"DOWN"}' ]
 }
+
+@test "a restart of PostgreSQL is survived: the next requests succeed on a new connection" {
+	for _ in 1 2 3 4; do req GET /actuator/health; expect 200 application/json; done
+	"$COURTS_ROOT/scripts/stack.sh" restart-pg "$COURTS_STATE"
+	for _ in 1 2 3 4; do
+		req GET /actuator/health
+		expect 200 application/json
+		[ "$HTTP_BODY" = '{"status":"UP"}' ]
+	done
+}
