@@ -1,6 +1,7 @@
 /* arena: a chain of blocks; allocations bump a pointer, nothing is freed one by one. */
 #include "arena.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,7 @@ struct block {
 	struct block	*next;
 	size_t		 size;	/* usable bytes in data */
 	size_t		 used;
-	unsigned char	 data[];
+	_Alignas(max_align_t) unsigned char data[];
 };
 
 struct arena {
@@ -128,15 +129,18 @@ arena_strdup(struct arena *a, const char *s)
 char *
 arena_vprintf(struct arena *a, const char *fmt, va_list ap)
 {
+	char buf[256], *p;
 	va_list cp;
 	int n;
-	char *p;
 
+	/* most strings fit the stack buffer: format once, copy once */
 	va_copy(cp, ap);
-	n = vsnprintf(NULL, 0, fmt, cp);
+	n = vsnprintf(buf, sizeof buf, fmt, cp);
 	va_end(cp);
 	if (n < 0)
 		return arena_strdup(a, "");
+	if ((size_t)n < sizeof buf)
+		return arena_strndup(a, buf, (size_t)n);
 	p = arena_alloc(a, (size_t)n + 1);
 	vsnprintf(p, (size_t)n + 1, fmt, ap);
 	return p;

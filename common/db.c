@@ -104,7 +104,7 @@ db_connect(struct req *r)
 	values[0] = config_get()->database_url;
 	/* UTC session: timestamps are formatted in SQL; venue zones are explicit there */
 	values[1] = "-c TimeZone=UTC -c statement_timeout=15000";
-	values[2] = http_program();
+	values[2] = log_program();
 	values[3] = "5";
 	values[4] = NULL;
 	conn = PQconnectdbParams(keys, values, 1);

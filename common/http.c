@@ -31,14 +31,7 @@ struct priv {
 	size_t		 body_consumed;	/* request body bytes read so far */
 };
 
-static const char *program_name = "courts";
 static volatile sig_atomic_t cgi_answer_started;
-
-const char *
-http_program(void)
-{
-	return program_name;
-}
 
 static const char *
 env(const struct priv *p, const char *name)
@@ -513,7 +506,6 @@ http_main(const char *program, const struct route *routes, size_t nroutes)
 	struct arena *a = arena_new();
 	FCGX_Request fr;
 
-	program_name = program;
 	log_set_program(program);
 	if (a == NULL)
 		return 1;

@@ -84,7 +84,4 @@ void http_send_no_content(struct req *r);				/* 204 */
 /* Adds a response header line; name and value are copied. */
 void http_add_header(struct req *r, const char *name, const char *value);
 
-/* Program name given to http_main (for log lines). */
-const char *http_program(void);
-
 #endif

@@ -6,12 +6,18 @@
 
 #include "http.h"
 
-static const char *log_program = "courts";
+static const char *program_name = "courts";
 
 void
 log_set_program(const char *program)
 {
-	log_program = program;
+	program_name = program;
+}
+
+const char *
+log_program(void)
+{
+	return program_name;
 }
 
 void
@@ -36,7 +42,7 @@ log_msg(const struct req *r, const char *level, const char *fmt, ...)
 			out[o++] = (char)c;
 	}
 	out[o] = '\0';
-	fprintf(stderr, "%s req=%s %s: %s\n", log_program,
+	fprintf(stderr, "%s req=%s %s: %s\n", program_name,
 	    r != NULL && r->id != NULL ? r->id : "-", level, out);
 	fflush(stderr);
 }

@@ -9,7 +9,10 @@ struct req;
 void log_msg(const struct req *r, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Sets the program name used when no request is running (cron, tools). */
+/* Sets the program name of log lines and of the database connection (application_name). */
 void log_set_program(const char *program);
+
+/* The name set with log_set_program(), "courts" before. */
+const char *log_program(void);
 
 #endif
