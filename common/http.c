@@ -359,7 +359,10 @@ body_load(struct req *r, struct priv *p)
 	buf = arena_alloc(r->a, (size_t)len + 1);
 	got = body_read(p, buf, (size_t)len);
 	buf[got] = '\0';
-	r->body = cJSON_ParseWithLengthOpts(buf, got, &end, true);
+	/* cJSON counts the terminating NUL in the length when it must end the text; a NUL
+	 * inside the body is malformed JSON */
+	r->body = memchr(buf, '\0', got) == NULL ?
+	    cJSON_ParseWithLengthOpts(buf, got + 1, &end, true) : NULL;
 	if (r->body == NULL) {
 		problem_send(r, 400, "MALFORMED_JSON", "The body is not well-formed JSON.");
 		return;

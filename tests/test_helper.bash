@@ -94,9 +94,10 @@ sql() {
 	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 "$@" -c "$q"
 }
 
-# reset_db: every table emptied, so each test starts from known data.
+# reset_db: every table emptied, so each test starts from known data. Users stay: a user row
+# is never deleted in production, so FastCGI workers may keep (iss, sub) -> id in memory.
 reset_db() {
-	sql "TRUNCATE users, venues, venue_images, venue_holidays, resources, resource_schedules,
+	sql "TRUNCATE venues, venue_images, venue_holidays, resources, resource_schedules,
 	     price_rules, resource_images, players, match_requests, match_players, invitations,
 	     payments, notifications, reliability_events CASCADE"
 }
