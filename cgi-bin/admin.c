@@ -1,0 +1,277 @@
+/* admin: an administrator reviews venues and courts: lists them by status, looks at one, and
+ * approves, rejects, suspends or reactivates it. Every route needs the ADMIN role.
+ *
+ * Transitions (the same for venues and courts):
+ *   approve     PENDING_APPROVAL -> ACTIVE
+ *   reject      PENDING_APPROVAL -> REJECTED, with a reason the owner sees
+ *   suspend     ACTIVE, or SUSPENDED by the owner -> SUSPENDED by ADMIN (the owner cannot
+ *               lift it)
+ *   reactivate  SUSPENDED (by anyone) -> ACTIVE
+ * Each is one guarded UPDATE; when it changes nothing the same statement tells an unknown id
+ * (404) from a wrong state (409 INVALID_STATE). */
+#include <libpq-fe.h>
+
+#include "arena.h"
+#include "db.h"
+#include "http.h"
+#include "input.h"
+#include "problem.h"
+
+static const char *const statuses[] = { "PENDING_APPROVAL", "ACTIVE", "SUSPENDED", "REJECTED",
+    NULL };
+
+/* One guarded status change. sql takes the id as $1 (and the reason as $2 for reject) and
+ * always returns one row: whether a row changed, and the status before the statement (NULL
+ * for an unknown id; a data-modifying CTE is invisible to the rest of its statement). */
+struct transition {
+	const char	*sql;
+	const char	*param;		/* path parameter holding the id */
+	const char	*what;		/* "Venue" or "Resource", for 404 details */
+	const char	*verb;		/* for 409 details */
+};
+
+/* Runs t for the id in the path; reason is NULL except for reject. Answers 204, 404 or 409. */
+static void
+transition_run(struct req *r, const struct transition *t, const char *reason)
+{
+	const char *params[2] = { req_param(r, t->param), reason };
+	PGresult *res;
+	const char *before;
+
+	res = db_query_n(r, t->sql, reason != NULL ? 2 : 1, params);
+	if (res == NULL)
+		return;
+	if (*PQgetvalue(res, 0, 0) == 't') {
+		http_send_no_content(r);
+		return;
+	}
+	if ((before = db_value(res, 0, 1)) == NULL) {
+		problem_not_found(r, t->what);
+		return;
+	}
+	problem_conflict(r, "INVALID_STATE", arena_printf(r->a, "%s is %s and cannot be %s.",
+	    t->what, before, t->verb));
+}
+
+static const struct transition venue_approve_tx = {
+	"WITH u AS (UPDATE venues SET status = 'ACTIVE', reject_reason = NULL, updated_at = now() "
+	"            WHERE id = $1::uuid AND status = 'PENDING_APPROVAL' RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), (SELECT status FROM venues WHERE id = $1::uuid)",
+	"venueId", "Venue", "approved"
+};
+static const struct transition venue_reject_tx = {
+	"WITH u AS (UPDATE venues SET status = 'REJECTED', reject_reason = btrim($2::text), "
+	"                   updated_at = now() "
+	"            WHERE id = $1::uuid AND status = 'PENDING_APPROVAL' RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), (SELECT status FROM venues WHERE id = $1::uuid)",
+	"venueId", "Venue", "rejected"
+};
+static const struct transition venue_suspend_tx = {
+	"WITH u AS (UPDATE venues SET status = 'SUSPENDED', suspended_by = 'ADMIN', "
+	"                   updated_at = now() "
+	"            WHERE id = $1::uuid AND (status = 'ACTIVE' "
+	"                  OR (status = 'SUSPENDED' AND suspended_by = 'OWNER')) RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), "
+	"       (SELECT CASE WHEN status = 'SUSPENDED' THEN 'SUSPENDED by an administrator' "
+	"                    ELSE status END FROM venues WHERE id = $1::uuid)",
+	"venueId", "Venue", "suspended"
+};
+static const struct transition venue_reactivate_tx = {
+	"WITH u AS (UPDATE venues SET status = 'ACTIVE', suspended_by = NULL, updated_at = now() "
+	"            WHERE id = $1::uuid AND status = 'SUSPENDED' RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), (SELECT status FROM venues WHERE id = $1::uuid)",
+	"venueId", "Venue", "reactivated"
+};
+static const struct transition resource_approve_tx = {
+	"WITH u AS (UPDATE resources SET status = 'ACTIVE', reject_reason = NULL, "
+	"                   updated_at = now() "
+	"            WHERE id = $1::uuid AND status = 'PENDING_APPROVAL' RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), (SELECT status FROM resources WHERE id = $1::uuid)",
+	"resourceId", "Resource", "approved"
+};
+static const struct transition resource_reject_tx = {
+	"WITH u AS (UPDATE resources SET status = 'REJECTED', reject_reason = btrim($2::text), "
+	"                   updated_at = now() "
+	"            WHERE id = $1::uuid AND status = 'PENDING_APPROVAL' RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), (SELECT status FROM resources WHERE id = $1::uuid)",
+	"resourceId", "Resource", "rejected"
+};
+static const struct transition resource_suspend_tx = {
+	"WITH u AS (UPDATE resources SET status = 'SUSPENDED', suspended_by = 'ADMIN', "
+	"                   updated_at = now() "
+	"            WHERE id = $1::uuid AND (status = 'ACTIVE' "
+	"                  OR (status = 'SUSPENDED' AND suspended_by = 'OWNER')) RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), "
+	"       (SELECT CASE WHEN status = 'SUSPENDED' THEN 'SUSPENDED by an administrator' "
+	"                    ELSE status END FROM resources WHERE id = $1::uuid)",
+	"resourceId", "Resource", "suspended"
+};
+static const struct transition resource_reactivate_tx = {
+	"WITH u AS (UPDATE resources SET status = 'ACTIVE', suspended_by = NULL, "
+	"                   updated_at = now() "
+	"            WHERE id = $1::uuid AND status = 'SUSPENDED' RETURNING id) "
+	"SELECT EXISTS (SELECT 1 FROM u), (SELECT status FROM resources WHERE id = $1::uuid)",
+	"resourceId", "Resource", "reactivated"
+};
+
+/* Reads the optional ?status= filter; false after answering 400. *out is NULL without one. */
+static bool
+status_filter_or_problem(struct req *r, const char **out)
+{
+	*out = NULL;
+	query_enum(r, "status", 0, statuses, out);
+	return problem_fields_or_send(r) == 0;
+}
+
+/* GET /api/admin/venues[?status=]: 200 with every venue (of that status), oldest first;
+ * 400 unknown status; 401; 403. */
+static void
+venues_list(struct req *r)
+{
+	const char *status;
+
+	if (!status_filter_or_problem(r, &status))
+		return;
+	db_send_json(r, 200, "Venues",
+	    "SELECT COALESCE(json_agg(json_venue(v) ORDER BY v.created_at, v.id), '[]') "
+	    "FROM venues v WHERE $1::text IS NULL OR v.status = $1::text",
+	    status);
+}
+
+/* GET /api/admin/venues/{venueId}: 200 with the venue, whatever its status; 400; 401; 403;
+ * 404. */
+static void
+venue_get(struct req *r)
+{
+	db_send_json(r, 200, "Venue", "SELECT json_venue(v) FROM venues v WHERE v.id = $1::uuid",
+	    req_param(r, "venueId"));
+}
+
+/* PATCH /api/admin/venues/{venueId}/approve: 204; 400; 401; 403; 404; 409 INVALID_STATE. */
+static void
+venue_approve(struct req *r)
+{
+	transition_run(r, &venue_approve_tx, NULL);
+}
+
+/* Reads the required, not blank reason of a reject; NULL after answering 400. */
+static const char *
+reason_or_problem(struct req *r)
+{
+	const char *reason = NULL;
+
+	body_string(r, "reason", IN_REQUIRED | IN_NOT_BLANK, &reason);
+	return problem_fields_or_send(r) == 0 ? reason : NULL;
+}
+
+/* PATCH /api/admin/venues/{venueId}/reject {"reason"}: 204; 400 missing or blank reason;
+ * 401; 403; 404; 409 INVALID_STATE. */
+static void
+venue_reject(struct req *r)
+{
+	const char *reason = reason_or_problem(r);
+
+	if (reason != NULL)
+		transition_run(r, &venue_reject_tx, reason);
+}
+
+/* PATCH /api/admin/venues/{venueId}/suspend: 204; 400; 401; 403; 404; 409 INVALID_STATE. */
+static void
+venue_suspend(struct req *r)
+{
+	transition_run(r, &venue_suspend_tx, NULL);
+}
+
+/* PATCH /api/admin/venues/{venueId}/reactivate: 204; 400; 401; 403; 404;
+ * 409 INVALID_STATE. */
+static void
+venue_reactivate(struct req *r)
+{
+	transition_run(r, &venue_reactivate_tx, NULL);
+}
+
+/* GET /api/admin/resources[?status=]: 200 with every court (of that status), oldest first;
+ * 400 unknown status; 401; 403. */
+static void
+resources_list(struct req *r)
+{
+	const char *status;
+
+	if (!status_filter_or_problem(r, &status))
+		return;
+	db_send_json(r, 200, "Resources",
+	    "SELECT COALESCE(json_agg(json_resource(x) ORDER BY x.created_at, x.id), '[]') "
+	    "FROM resources x WHERE $1::text IS NULL OR x.status = $1::text",
+	    status);
+}
+
+/* GET /api/admin/resources/{resourceId}: 200 with the court, whatever its status; 400; 401;
+ * 403; 404. */
+static void
+resource_get(struct req *r)
+{
+	db_send_json(r, 200, "Resource",
+	    "SELECT json_resource(x) FROM resources x WHERE x.id = $1::uuid",
+	    req_param(r, "resourceId"));
+}
+
+/* PATCH /api/admin/resources/{resourceId}/approve: 204; 400; 401; 403; 404;
+ * 409 INVALID_STATE. */
+static void
+resource_approve(struct req *r)
+{
+	transition_run(r, &resource_approve_tx, NULL);
+}
+
+/* PATCH /api/admin/resources/{resourceId}/reject {"reason"}: 204; 400 missing or blank
+ * reason; 401; 403; 404; 409 INVALID_STATE. */
+static void
+resource_reject(struct req *r)
+{
+	const char *reason = reason_or_problem(r);
+
+	if (reason != NULL)
+		transition_run(r, &resource_reject_tx, reason);
+}
+
+/* PATCH /api/admin/resources/{resourceId}/suspend: 204; 400; 401; 403; 404;
+ * 409 INVALID_STATE. */
+static void
+resource_suspend(struct req *r)
+{
+	transition_run(r, &resource_suspend_tx, NULL);
+}
+
+/* PATCH /api/admin/resources/{resourceId}/reactivate: 204; 400; 401; 403; 404;
+ * 409 INVALID_STATE. */
+static void
+resource_reactivate(struct req *r)
+{
+	transition_run(r, &resource_reactivate_tx, NULL);
+}
+
+static const struct route routes[] = {
+	{ "GET", "/api/admin/venues", venues_list, AUTH_ADMIN, BODY_NONE },
+	{ "GET", "/api/admin/venues/{venueId}", venue_get, AUTH_ADMIN, BODY_NONE },
+	{ "PATCH", "/api/admin/venues/{venueId}/approve", venue_approve, AUTH_ADMIN, BODY_NONE },
+	{ "PATCH", "/api/admin/venues/{venueId}/reject", venue_reject, AUTH_ADMIN, BODY_JSON },
+	{ "PATCH", "/api/admin/venues/{venueId}/suspend", venue_suspend, AUTH_ADMIN, BODY_NONE },
+	{ "PATCH", "/api/admin/venues/{venueId}/reactivate", venue_reactivate, AUTH_ADMIN,
+	  BODY_NONE },
+	{ "GET", "/api/admin/resources", resources_list, AUTH_ADMIN, BODY_NONE },
+	{ "GET", "/api/admin/resources/{resourceId}", resource_get, AUTH_ADMIN, BODY_NONE },
+	{ "PATCH", "/api/admin/resources/{resourceId}/approve", resource_approve, AUTH_ADMIN,
+	  BODY_NONE },
+	{ "PATCH", "/api/admin/resources/{resourceId}/reject", resource_reject, AUTH_ADMIN,
+	  BODY_JSON },
+	{ "PATCH", "/api/admin/resources/{resourceId}/suspend", resource_suspend, AUTH_ADMIN,
+	  BODY_NONE },
+	{ "PATCH", "/api/admin/resources/{resourceId}/reactivate", resource_reactivate,
+	  AUTH_ADMIN, BODY_NONE },
+};
+
+int
+main(void)
+{
+	return http_main("admin", routes, sizeof routes / sizeof routes[0]);
+}

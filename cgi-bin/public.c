@@ -1,0 +1,148 @@
+/* public: what players see without a token: ACTIVE venues (near a point or all), the ACTIVE
+ * courts of a venue, and the slots of a court on a date. Anything not ACTIVE, or a court of
+ * a venue that is not ACTIVE, is a 404 here: players never learn that it exists. */
+#include <libpq-fe.h>
+
+#include "db.h"
+#include "http.h"
+#include "input.h"
+#include "problem.h"
+
+#define RADIUS_DEFAULT_KM	10.0
+#define RADIUS_MAX_KM		500.0	/* bounds the work of one listing */
+
+/* true when query parameter name is present and not empty. */
+static bool
+given(const struct req *r, const char *name)
+{
+	const char *s = req_query(r, name);
+
+	return s != NULL && *s != '\0';
+}
+
+/* GET /api/venues[?lat=&lng=&radiusKm=]: 200 with the ACTIVE venues. With a centre (lat and
+ * lng together; radiusKm defaults to 10, 0 < radiusKm <= 500) only those within the radius,
+ * nearest first, each with distanceKm; without one all of them by name. 400 for a bad or
+ * half-given centre, a bad radius, or a radius without a centre. */
+static void
+venues_list(struct req *r)
+{
+	double lat = 0, lng = 0, radius = RADIUS_DEFAULT_KM;
+	bool centre = given(r, "lat") || given(r, "lng");
+
+	query_latitude(r, "lat", centre ? IN_REQUIRED : 0, &lat);
+	query_longitude(r, "lng", centre ? IN_REQUIRED : 0, &lng);
+	if (query_number(r, "radiusKm", 0, &radius)) {
+		if (radius <= 0 || radius > RADIUS_MAX_KM)
+			problem_field(r, "radiusKm", "must be greater than 0 and at most 500");
+		else if (!centre)
+			problem_field(r, "radiusKm", "needs lat and lng");
+	}
+	if (problem_fields_or_send(r) != 0)
+		return;
+
+	if (!centre) {
+		db_send_json_n(r, 200, "Venues",
+		    "SELECT COALESCE(json_agg(json_venue(v, true) ORDER BY v.name, v.id), '[]') "
+		    "FROM venues v WHERE v.status = 'ACTIVE'", 0, NULL);
+		return;
+	}
+	/* earth_box narrows through venues_earth_idx (a partial index on ACTIVE venues, hence
+	 * the literal status test); the box is a superset, so the exact distance decides.
+	 * distanceKm is spliced into the venue's json text so the field order of json_venue
+	 * stays as it is everywhere else (jsonb would reorder the keys). */
+	db_send_json(r, 200, "Venues",
+	    "WITH c AS (SELECT ll_to_earth($1::float8, $2::float8) AS e, "
+	    "                  $3::float8 * 1000 AS radius_m), "
+	    "n AS (SELECT v, earth_distance(c.e, ll_to_earth(v.latitude, v.longitude)) AS m "
+	    "        FROM venues v, c "
+	    "       WHERE v.status = 'ACTIVE' "
+	    "         AND earth_box(c.e, c.radius_m) @> ll_to_earth(v.latitude, v.longitude)) "
+	    "SELECT COALESCE(json_agg((left(json_venue(n.v, true)::text, -1) "
+	    "                          || ',\"distanceKm\":' || round((n.m / 1000)::numeric, 3) "
+	    "                          || '}')::json ORDER BY n.m, (n.v).id), '[]') "
+	    "FROM n, c WHERE n.m <= c.radius_m",
+	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius));
+}
+
+/* GET /api/venues/{venueId}: 200 with the venue if ACTIVE; 400 bad id; 404 otherwise. */
+static void
+venue_get(struct req *r)
+{
+	db_send_json(r, 200, "Venue",
+	    "SELECT json_venue(v, true) FROM venues v "
+	    "WHERE v.id = $1::uuid AND v.status = 'ACTIVE'",
+	    req_param(r, "venueId"));
+}
+
+/* GET /api/venues/{venueId}/resources: 200 with the ACTIVE courts of an ACTIVE venue, with
+ * schedules, price rules and images, oldest first; 400 bad id; 404 unknown or not ACTIVE
+ * venue. */
+static void
+venue_resources(struct req *r)
+{
+	db_send_json(r, 200, "Venue",
+	    "SELECT COALESCE((SELECT json_agg(json_resource(x) ORDER BY x.created_at, x.id) "
+	    "                   FROM resources x "
+	    "                  WHERE x.venue_id = v.id AND x.status = 'ACTIVE'), '[]') "
+	    "FROM venues v WHERE v.id = $1::uuid AND v.status = 'ACTIVE'",
+	    req_param(r, "venueId"));
+}
+
+/* GET /api/resources/{id}/slots?date=YYYY-MM-DD: 200 with every slot of that local date
+ * (resource_slots decides availability and price; [] on a closed day); 400 bad id, missing
+ * or bad date, or a date more than 366 days ahead at the venue; 404 unknown court, or a
+ * court or venue that is not ACTIVE. */
+static void
+slots_list(struct req *r)
+{
+	const char *date = NULL;
+	PGresult *res;
+
+	query_date(r, "date", IN_REQUIRED, &date);
+	if (problem_fields_or_send(r) != 0)
+		return;
+	/* slots are computed only for a visible court and a date within the bound */
+	res = db_query(r,
+	    "WITH c AS (SELECT x.id, "
+	    "                  x.status = 'ACTIVE' AND v.status = 'ACTIVE' AS visible, "
+	    "                  $2::date > (now() AT TIME ZONE v.timezone)::date + 366 AS too_far "
+	    "             FROM resources x JOIN venues v ON v.id = x.venue_id "
+	    "            WHERE x.id = $1::uuid) "
+	    "SELECT c.visible, c.too_far, "
+	    "       CASE WHEN c.visible AND NOT c.too_far THEN "
+	    "           (SELECT COALESCE(json_agg(json_build_object( "
+	    "                       'startTime', api_time(s.start_time), "
+	    "                       'endTime', api_time(s.end_time), "
+	    "                       'available', s.available, "
+	    "                       'price', s.price, "
+	    "                       'currency', s.currency) ORDER BY s.start_time), '[]') "
+	    "              FROM resource_slots(c.id, $2::date) s) END "
+	    "FROM c",
+	    req_param(r, "id"), date);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0 || *PQgetvalue(res, 0, 0) != 't') {
+		problem_not_found(r, "Resource");
+		return;
+	}
+	if (*PQgetvalue(res, 0, 1) == 't') {
+		problem_field(r, "date", "must be at most 366 days ahead");
+		problem_fields_or_send(r);
+		return;
+	}
+	http_send_json(r, 200, PQgetvalue(res, 0, 2));
+}
+
+static const struct route routes[] = {
+	{ "GET", "/api/venues", venues_list, AUTH_NONE, BODY_NONE },
+	{ "GET", "/api/venues/{venueId}", venue_get, AUTH_NONE, BODY_NONE },
+	{ "GET", "/api/venues/{venueId}/resources", venue_resources, AUTH_NONE, BODY_NONE },
+	{ "GET", "/api/resources/{id}/slots", slots_list, AUTH_NONE, BODY_NONE },
+};
+
+int
+main(void)
+{
+	return http_main("public", routes, sizeof routes / sizeof routes[0]);
+}

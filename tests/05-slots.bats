@@ -1,0 +1,249 @@
+#!/usr/bin/env bats
+# resource_slots(resource, date, p_now) (sql/0004_slots.sql), the one place that generates
+# slots, prices them and decides availability, tested in SQL with a fixed "now".
+# Dates: 2030-06-03 is a Monday; NOW is two days before it.
+
+load test_helper
+
+NOW="2030-06-01 00:00:00+00"
+MON=2030-06-03
+
+setup() {
+	reset_db
+}
+
+# slots RESOURCE DATE [NOW]: one line per slot, "start|end|available|price|currency".
+slots() {
+	sql "SELECT start_time, end_time, available, price, currency
+	       FROM resource_slots('$1', '$2', '${3:-$NOW}')"
+}
+
+# availability RESOURCE DATE [NOW]: the available flags of the slots in order, e.g. "fftt".
+availability() {
+	sql "SELECT string_agg(CASE WHEN available THEN 't' ELSE 'f' END, '' ORDER BY start_time)
+	       FROM resource_slots('$1', '$2', '${3:-$NOW}')"
+}
+
+# hold RESOURCE DATE START END STATUS [EXPIRES_AT]: a match request on the court, as the API
+# would write it (instants in Europe/Madrid); EXPIRES_AT defaults to a day after NOW.
+hold() {
+	local org expires=${6:-2030-06-02 00:00:00+00}
+	org=$(user_id organizer)
+	sql "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
+	         end_time, starts_at, ends_at, format, skill_level, status, team_size, court_price,
+	         price_per_player, currency, search_latitude, search_longitude, search_radius_km,
+	         expires_at, cancel_reason)
+	     SELECT '$1', '$org', d, '$3', '$4', (d + time '$3') AT TIME ZONE 'Europe/Madrid',
+	         (d + time '$4') AT TIME ZONE 'Europe/Madrid', 'TWO_VS_TWO', 'INTERMEDIATE', '$5', 2,
+	         20.00, 5.00, 'EUR', 40.4168, -3.7038, 10, '$expires',
+	         CASE WHEN '$5' = 'CANCELLED' THEN 'ORGANIZER' END
+	       FROM (SELECT date '$2' AS d) x" >/dev/null
+}
+
+@test "slots run back to back from opening by the slot duration and the last ends by closing" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	# 08:00-22:00 by 90 minutes: nine slots, the last 20:00-21:30 (21:30-23:00 would not fit)
+	run slots "$court" $MON
+	[ "$status" -eq 0 ]
+	[ "$output" = "08:00:00|09:30:00|t|20.00|EUR
+09:30:00|11:00:00|t|20.00|EUR
+11:00:00|12:30:00|t|20.00|EUR
+12:30:00|14:00:00|t|20.00|EUR
+14:00:00|15:30:00|t|20.00|EUR
+15:30:00|17:00:00|t|20.00|EUR
+17:00:00|18:30:00|t|20.00|EUR
+18:30:00|20:00:00|t|20.00|EUR
+20:00:00|21:30:00|t|20.00|EUR" ]
+}
+
+@test "a slot that would end exactly at closing is kept" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 60)
+	sql "UPDATE resource_schedules SET opening_time = '09:00', closing_time = '12:00'
+	      WHERE resource_id = '$court' AND day_of_week = 1"
+	run slots "$court" $MON
+	[ "$output" = "09:00:00|10:00:00|t|20.00|EUR
+10:00:00|11:00:00|t|20.00|EUR
+11:00:00|12:00:00|t|20.00|EUR" ]
+}
+
+@test "a closing time of 24:00 gives a last slot ending at 24:00:00" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 60)
+	sql "UPDATE resource_schedules SET opening_time = '21:00', closing_time = '24:00'
+	      WHERE resource_id = '$court' AND day_of_week = 1"
+	run slots "$court" $MON
+	[ "$output" = "21:00:00|22:00:00|t|20.00|EUR
+22:00:00|23:00:00|t|20.00|EUR
+23:00:00|24:00:00|t|20.00|EUR" ]
+}
+
+@test "a day closed with null times, or never set, has no slots" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	sql "UPDATE resource_schedules SET opening_time = NULL, closing_time = NULL
+	      WHERE resource_id = '$court' AND day_of_week = 1;
+	     DELETE FROM resource_schedules WHERE resource_id = '$court' AND day_of_week = 2"
+	[ "$(sql "SELECT count(*) FROM resource_slots('$court', '2030-06-03', '$NOW')")" = 0 ]
+	[ "$(sql "SELECT count(*) FROM resource_slots('$court', '2030-06-04', '$NOW')")" = 0 ]
+	# Wednesday is untouched
+	[ "$(sql "SELECT count(*) FROM resource_slots('$court', '2030-06-05', '$NOW')")" = 9 ]
+}
+
+@test "an unknown court has no slots" {
+	[ "$(sql "SELECT count(*) FROM resource_slots(gen_random_uuid(), '$MON', '$NOW')")" = 0 ]
+}
+
+@test "the WEEKDAY rule prices Monday to Friday and the WEEKEND rule Saturday and Sunday" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	run sql "SELECT string_agg(DISTINCT s.price::text || s.currency, ',')
+	           FROM generate_series(date '2030-06-03', date '2030-06-09', interval '1 day') d,
+	                resource_slots('$court', d::date, '$NOW') s
+	          GROUP BY d ORDER BY d"
+	[ "$output" = "20.00EUR
+20.00EUR
+20.00EUR
+20.00EUR
+20.00EUR
+30.00EUR
+30.00EUR" ]
+}
+
+@test "a HOLIDAY rule beats the WEEKDAY rule on a venue holiday, and only there" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	sql "INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, currency)
+	     VALUES ('$court', 'HOLIDAY', '10:00', '14:00', 45.50, 'EUR');
+	     INSERT INTO venue_holidays (venue_id, date, name) VALUES ('$venue', '$MON', 'Fiesta')"
+	# a rule covers the slots that start inside it: 11:00 and 12:30, not 09:30 nor 14:00
+	run sql "SELECT string_agg(start_time::text || '=' || price, ',' ORDER BY start_time)
+	           FROM resource_slots('$court', '$MON', '$NOW')"
+	[ "$output" = "08:00:00=20.00,09:30:00=20.00,11:00:00=45.50,12:30:00=45.50,14:00:00=20.00,15:30:00=20.00,17:00:00=20.00,18:30:00=20.00,20:00:00=20.00" ]
+	# the next Monday is no holiday: the HOLIDAY rule does not apply
+	run sql "SELECT string_agg(DISTINCT price::text, ',')
+	           FROM resource_slots('$court', '2030-06-10', '$NOW')"
+	[ "$output" = "20.00" ]
+	[ "$(availability "$court" $MON)" = ttttttttt ]
+}
+
+@test "on a holiday without a covering HOLIDAY rule the normal rule of the day applies" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	# a Saturday holiday and no HOLIDAY rule at all: the WEEKEND rule
+	sql "INSERT INTO venue_holidays (venue_id, date, name) VALUES ('$venue', '2030-06-08', 'Fiesta')"
+	run sql "SELECT string_agg(DISTINCT price::text || currency, ',')
+	           FROM resource_slots('$court', '2030-06-08', '$NOW')"
+	[ "$output" = "30.00EUR" ]
+	[ "$(availability "$court" 2030-06-08)" = ttttttttt ]
+	# another venue's holiday changes nothing here
+	other=$(fixture_venue owner2)
+	sql "INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, currency)
+	     VALUES ('$court', 'HOLIDAY', '00:00', '24:00', 99.00, 'EUR');
+	     INSERT INTO venue_holidays (venue_id, date, name) VALUES ('$other', '$MON', 'Elsewhere')"
+	run sql "SELECT string_agg(DISTINCT price::text, ',') FROM resource_slots('$court', '$MON', '$NOW')"
+	[ "$output" = "20.00" ]
+}
+
+@test "a slot that no rule covers is unavailable and has no price" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	sql "DELETE FROM price_rules WHERE resource_id = '$court';
+	     INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, currency)
+	     VALUES ('$court', 'WEEKDAY', '08:00', '12:00', 18.00, 'GBP')"
+	run slots "$court" $MON
+	[ "$output" = "08:00:00|09:30:00|t|18.00|GBP
+09:30:00|11:00:00|t|18.00|GBP
+11:00:00|12:30:00|t|18.00|GBP
+12:30:00|14:00:00|f||
+14:00:00|15:30:00|f||
+15:30:00|17:00:00|f||
+17:00:00|18:30:00|f||
+18:30:00|20:00:00|f||
+20:00:00|21:30:00|f||" ]
+}
+
+@test "slots that have started are unavailable, judged in the venue's time zone" {
+	madrid=$(fixture_venue owner1 ACTIVE 40.4168 -3.7038 Europe/Madrid)
+	newyork=$(fixture_venue owner2 ACTIVE 40.7128 -74.0060 America/New_York)
+	court_mad=$(fixture_court "$madrid" 90)
+	court_ny=$(fixture_court "$newyork" 90)
+	at="2030-06-03 12:00:00+00"
+	# 12:00 UTC is 14:00 in Madrid (CEST) and 08:00 in New York (EDT); a slot starting
+	# exactly now has started
+	[ "$(availability "$court_mad" $MON "$at")" = ffffftttt ]
+	[ "$(availability "$court_ny" $MON "$at")" = ftttttttt ]
+	# one second earlier the slot starting at 14:00 in Madrid is still ahead
+	[ "$(availability "$court_mad" $MON "2030-06-03 11:59:59+00")" = ffffttttt ]
+	# the day before is all past, the day after all ahead
+	[ "$(availability "$court_mad" 2030-06-02 "$at")" = fffffffff ]
+	[ "$(availability "$court_ny" 2030-06-04 "$at")" = ttttttttt ]
+}
+
+@test "a live match request makes every slot it overlaps unavailable" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	# OPEN 10:00-11:30 overlaps 09:30-11:00 and 11:00-12:30; an unexpired payment hold and
+	# a MATCHED request hold their slots too
+	hold "$court" $MON 10:00 11:30 OPEN
+	hold "$court" $MON 14:00 15:30 PENDING_PAYMENT "2030-06-01 00:15:00+00"
+	hold "$court" $MON 20:00 21:30 MATCHED
+	[ "$(availability "$court" $MON)" = tfftftttf ]
+	# the same times on another day or another court are free
+	other=$(fixture_court "$venue" 90)
+	[ "$(availability "$court" 2030-06-04)" = ttttttttt ]
+	[ "$(availability "$other" $MON)" = ttttttttt ]
+}
+
+@test "a PENDING_PAYMENT hold whose expiry has passed does not hold the slot" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	hold "$court" $MON 08:00 09:30 PENDING_PAYMENT "2030-05-31 23:59:00+00"
+	hold "$court" $MON 09:30 11:00 PENDING_PAYMENT "$NOW"
+	hold "$court" $MON 11:00 12:30 PENDING_PAYMENT "2030-06-01 00:00:01+00"
+	# expired a minute ago, expiring exactly now: free; expiring in a second: held
+	[ "$(availability "$court" $MON)" = ttftttttt ]
+	# a second later that hold has expired too
+	[ "$(availability "$court" $MON "2030-06-01 00:00:01+00")" = ttttttttt ]
+}
+
+@test "a CANCELLED request does not hold the slot" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	hold "$court" $MON 08:00 09:30 CANCELLED
+	hold "$court" $MON 08:00 09:30 CANCELLED
+	[ "$(availability "$court" $MON)" = ttttttttt ]
+}
+
+@test "a court that is not ACTIVE has every slot unavailable" {
+	venue=$(fixture_venue owner1)
+	for st in PENDING_APPROVAL SUSPENDED REJECTED; do
+		court=$(fixture_court "$venue" 90 $st)
+		[ "$(availability "$court" $MON)" = fffffffff ]
+		# prices are still shown
+		[ "$(sql "SELECT string_agg(DISTINCT price::text, ',') FROM resource_slots('$court', '$MON', '$NOW')")" = 20.00 ]
+	done
+}
+
+@test "a court of a venue that is not ACTIVE has every slot unavailable" {
+	for st in PENDING_APPROVAL SUSPENDED REJECTED; do
+		venue=$(fixture_venue "owner-$st" $st)
+		court=$(fixture_court "$venue" 90)
+		[ "$(availability "$court" $MON)" = fffffffff ]
+	done
+}
+
+@test "a court without price rules has every slot unavailable and unpriced" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 120)
+	sql "DELETE FROM price_rules WHERE resource_id = '$court'"
+	run slots "$court" $MON
+	[ "$output" = "08:00:00|10:00:00|f||
+10:00:00|12:00:00|f||
+12:00:00|14:00:00|f||
+14:00:00|16:00:00|f||
+16:00:00|18:00:00|f||
+18:00:00|20:00:00|f||
+20:00:00|22:00:00|f||" ]
+}
