@@ -1,0 +1,147 @@
+/* players: the caller's own match-making profile and notifications. Any valid token may
+ * act as a player; the profile row is created with its defaults on first use. */
+#include <string.h>
+
+#include <cJSON.h>
+#include <libpq-fe.h>
+
+#include "db.h"
+#include "http.h"
+#include "input.h"
+#include "problem.h"
+
+#define DISPLAY_NAME_MAX	100
+#define NOTIFICATIONS_MAX	100
+
+static const char *const skills[] = { "BEGINNER", "INTERMEDIATE", "ADVANCED", "PROFESSIONAL",
+    NULL };
+
+/* Characters (UTF-8 code points) of s; PostgreSQL refuses text that is not UTF-8 (400). */
+static size_t
+utf8_length(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s != '\0'; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+/* true when the body has name with a value other than null. */
+static bool
+body_given(const struct req *r, const char *name)
+{
+	const cJSON *it = cJSON_GetObjectItemCaseSensitive(r->body, name);
+
+	return it != NULL && !cJSON_IsNull(it);
+}
+
+/* GET /api/players/me: 200 with the caller's profile (created with defaults if new); 401. */
+static void
+profile_get(struct req *r)
+{
+	/* the INSERT's row is invisible to the SELECT of the same statement, so exactly one
+	 * branch of the UNION answers */
+	db_send_json(r, 200, "Player",
+	    "WITH created AS ("
+	    "  INSERT INTO players (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING "
+	    "  RETURNING *) "
+	    "SELECT json_player(c::players) FROM created c "
+	    "UNION ALL "
+	    "SELECT json_player(p) FROM players p WHERE p.user_id = $1",
+	    r->user_id);
+}
+
+/* PUT /api/players/me {displayName, skillLevel, homeLatitude, homeLongitude,
+ * matchNotifications}: replaces the editable fields (absent means null, or true for
+ * matchNotifications); reliabilityScore, noShowCount and bannedUntil are the service's and
+ * ignored in the body. 200 with the profile; 400 VALIDATION_FAILED; 401. */
+static void
+profile_put(struct req *r)
+{
+	const char *name = NULL, *skill = NULL;
+	double lat = 0, lng = 0;
+	bool notify = true, have_lat, have_lng;
+
+	if (body_string(r, "displayName", IN_NULLABLE | IN_NOT_BLANK, &name) &&
+	    utf8_length(name) > DISPLAY_NAME_MAX) {
+		problem_field(r, "displayName", "must be at most 100 characters");
+		name = NULL;
+	}
+	body_enum(r, "skillLevel", IN_NULLABLE, skills, &skill);
+	have_lat = body_latitude(r, "homeLatitude", IN_NULLABLE, &lat);
+	have_lng = body_longitude(r, "homeLongitude", IN_NULLABLE, &lng);
+	/* a home is a point: both coordinates or neither (a wrong one is already reported) */
+	if (have_lat && !body_given(r, "homeLongitude"))
+		problem_field(r, "homeLongitude", "is required with homeLatitude");
+	if (have_lng && !body_given(r, "homeLatitude"))
+		problem_field(r, "homeLatitude", "is required with homeLongitude");
+	body_bool(r, "matchNotifications", IN_NULLABLE, &notify);
+	if (problem_fields_or_send(r) != 0)
+		return;
+
+	db_send_json(r, 200, "Player",
+	    "INSERT INTO players AS p (user_id, display_name, skill_level, home_latitude, "
+	    "home_longitude, match_notifications) "
+	    "VALUES ($1, $2, $3, $4::float8, $5::float8, $6::boolean) "
+	    "ON CONFLICT (user_id) DO UPDATE SET display_name = EXCLUDED.display_name, "
+	    "skill_level = EXCLUDED.skill_level, home_latitude = EXCLUDED.home_latitude, "
+	    "home_longitude = EXCLUDED.home_longitude, "
+	    "match_notifications = EXCLUDED.match_notifications, updated_at = now() "
+	    "RETURNING json_player(p)",
+	    r->user_id, name, skill,
+	    have_lat && have_lng ? input_fmt_double(r, lat) : NULL,
+	    have_lat && have_lng ? input_fmt_double(r, lng) : NULL,
+	    notify ? "true" : "false");
+}
+
+/* GET /api/notifications?limit: 200 with the caller's notifications, newest first, at most
+ * limit (1..100, default 100); 400; 401. */
+static void
+notifications_list(struct req *r)
+{
+	long limit = NOTIFICATIONS_MAX;
+
+	if (query_int(r, "limit", 0, &limit) && (limit < 1 || limit > NOTIFICATIONS_MAX))
+		problem_field(r, "limit", "must be between 1 and 100");
+	if (problem_fields_or_send(r) != 0)
+		return;
+	db_send_json(r, 200, "Notifications",
+	    "SELECT COALESCE(json_agg(json_notification(n) ORDER BY n.created_at DESC, n.id DESC), "
+	    "'[]') FROM (SELECT * FROM notifications WHERE recipient_id = $1 "
+	    "ORDER BY created_at DESC, id DESC LIMIT $2::int) n",
+	    r->user_id, input_fmt_long(r, limit));
+}
+
+/* POST /api/notifications/{id}/read: 204, read_at set on first read and kept after; 401;
+ * 404 no such notification of the caller. */
+static void
+notification_read(struct req *r)
+{
+	PGresult *res;
+
+	res = db_query(r,
+	    "UPDATE notifications SET read_at = COALESCE(read_at, now()) "
+	    "WHERE id = $1 AND recipient_id = $2 RETURNING id",
+	    req_param(r, "id"), r->user_id);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0)
+		problem_not_found(r, "Notification");
+	else
+		http_send_no_content(r);
+}
+
+static const struct route routes[] = {
+	{ "GET", "/api/players/me", profile_get, AUTH_PLAYER, BODY_NONE },
+	{ "PUT", "/api/players/me", profile_put, AUTH_PLAYER, BODY_JSON },
+	{ "GET", "/api/notifications", notifications_list, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/notifications/{id}/read", notification_read, AUTH_PLAYER, BODY_NONE },
+};
+
+int
+main(void)
+{
+	return http_main("players", routes, sizeof routes / sizeof routes[0]);
+}

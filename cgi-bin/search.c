@@ -1,0 +1,89 @@
+/* search: free court slots near a point, with the number of players a match opened there
+ * would invite (GET /api/match/search). Any valid token may search.
+ *
+ * The whole answer is one statement (sql/0007_search.sql, match_search), which the planner
+ * inlines so the venue radius filter runs on venues_earth_idx. */
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "config.h"
+#include "db.h"
+#include "http.h"
+#include "input.h"
+#include "log.h"
+#include "problem.h"
+
+#define RADIUS_DEFAULT_KM	10.0
+#define RADIUS_MAX_KM		100.0	/* bounds the venues and players looked at */
+#define DURATION_DEFAULT	90
+#define DURATION_MIN		15
+#define DURATION_MAX		240
+
+static const char *const formats[] = { "TWO_VS_TWO", "ONE_VS_ONE", "AMERICANO", NULL };
+static const char *const skills[] = { "ANY", "BEGINNER", "INTERMEDIATE", "ADVANCED",
+    "PROFESSIONAL", NULL };
+
+/* GET /api/match/search?lat&lng&radiusKm&date&startTimeFrom&startTimeTo&slotDurationMinutes
+ * &format&skillLevel: 200 with the available slots sorted by distance, start time and court
+ * ([] when none); 400 VALIDATION_FAILED naming each bad or missing parameter; 401. */
+static void
+search(struct req *r)
+{
+	double lat = 0, lng = 0, radius = RADIUS_DEFAULT_KM;
+	long duration = DURATION_DEFAULT;
+	const char *date = NULL, *from = NULL, *to = NULL;
+	const char *format = "TWO_VS_TWO", *skill = "ANY";
+	bool have_from, have_to;
+	PGresult *res;
+
+	query_latitude(r, "lat", IN_REQUIRED, &lat);
+	query_longitude(r, "lng", IN_REQUIRED, &lng);
+	if (query_number(r, "radiusKm", 0, &radius) && (radius <= 0 || radius > RADIUS_MAX_KM))
+		problem_field(r, "radiusKm", "must be greater than 0 and at most 100");
+	query_date(r, "date", IN_REQUIRED, &date);
+	have_from = query_time(r, "startTimeFrom", IN_REQUIRED, &from);
+	have_to = query_time(r, "startTimeTo", IN_REQUIRED, &to);
+	/* HH:MM:SS text orders like the times it names */
+	if (have_from && have_to && strcmp(from, to) > 0)
+		problem_field(r, "startTimeTo", "must not be before startTimeFrom");
+	if (query_int(r, "slotDurationMinutes", 0, &duration) &&
+	    (duration < DURATION_MIN || duration > DURATION_MAX))
+		problem_field(r, "slotDurationMinutes", "must be between 15 and 240");
+	/* format changes nothing in the results (every format fits every court) but a wrong
+	 * value is still a mistake worth telling */
+	query_enum(r, "format", 0, formats, &format);
+	query_enum(r, "skillLevel", 0, skills, &skill);
+	if (problem_fields_or_send(r) != 0)
+		return;
+
+	res = db_query(r,
+	    "SELECT date_ok, results FROM match_search($1::float8, $2::float8, $3::numeric, "
+	    "$4::date, $5::time, $6::time, $7::int, $8, $9::int, $10::uuid)",
+	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius),
+	    date, from, to, input_fmt_long(r, duration), skill,
+	    input_fmt_long(r, config_get()->min_reliability), r->user_id);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) != 1 || db_value(res, 0, 1) == NULL) {
+		log_msg(r, "error", "match_search gave %d rows or no results", PQntuples(res));
+		problem_internal(r);
+		return;
+	}
+	if (strcmp(db_value(res, 0, 0), "t") != 0) {
+		problem_field(r, "date", "must be at most 366 days ahead");
+		problem_fields_or_send(r);
+		return;
+	}
+	http_send_json(r, 200, db_value(res, 0, 1));
+}
+
+static const struct route routes[] = {
+	{ "GET", "/api/match/search", search, AUTH_PLAYER, BODY_NONE },
+};
+
+int
+main(void)
+{
+	return http_main("search", routes, sizeof routes / sizeof routes[0]);
+}

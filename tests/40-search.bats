@@ -1,0 +1,355 @@
+#!/usr/bin/env bats
+# Match search (endpoint 19): free slots of bookable courts near a point, with the number of
+# players a match opened there would invite; filters, defaults, order, validation, and the
+# venue radius filter running on venues_earth_idx.
+
+load test_helper
+
+LAT=40.4168
+LNG=-3.7038
+
+setup() {
+	reset_db
+	# fresh subjects per test: FastCGI workers keep (iss, sub) -> id across requests
+	RUN=$BATS_TEST_NUMBER-$RANDOM
+	OWNER=owner-$RUN
+	ME=me-$RUN
+	T=$(token "$ME")
+	D=$(local_date 3)
+	# the fixture courts cost 20.00 on weekdays and 30.00 at weekends
+	if [ "$(TZ=Europe/Madrid date -d '+3 days' +%u)" -ge 6 ]; then PRICE=30.00; else PRICE=20.00; fi
+}
+
+# search QUERY: GET /api/match/search around the centre on D with QUERY appended.
+search() {
+	req GET "/api/match/search?lat=$LAT&lng=$LNG&date=$D&$1" -t "$T"
+}
+
+# venue_at LAT_OFFSET [STATUS] [NAME]: a venue LAT_OFFSET degrees north of the centre
+# (0.01 degree of latitude is 1.113 km on earthdistance's sphere); prints its id.
+venue_at() {
+	local id
+	id=$(fixture_venue "$OWNER" "${2:-ACTIVE}" "$(awk -v a="$LAT" -v b="$1" 'BEGIN { print a + b }')" "$LNG")
+	[ -z "${3:-}" ] || sql "UPDATE venues SET name = '$3', city = '$3 City' WHERE id = '$id'"
+	echo "$id"
+}
+
+# hold COURT START STATUS [EXPIRES]: a match request holding COURT on D from START for 90 min.
+hold() {
+	sql "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time, end_time,
+	         starts_at, ends_at, format, skill_level, status, team_size, court_price,
+	         price_per_player, currency, search_latitude, search_longitude, search_radius_km,
+	         expires_at, cancel_reason)
+	     VALUES ('$1', '$(user_id "$OWNER")', '$D', '$2', time '$2' + interval '90 min',
+	         ('$D'::date + time '$2') AT TIME ZONE 'Europe/Madrid',
+	         ('$D'::date + time '$2' + interval '90 min') AT TIME ZONE 'Europe/Madrid',
+	         'TWO_VS_TWO', 'BEGINNER', '$3', 2, 20, 5, 'EUR', $LAT, $LNG, 10,
+	         ${4:-now() + interval '15 min'}, CASE WHEN '$3' = 'CANCELLED' THEN 'ORGANIZER' END)" >/dev/null
+}
+
+@test "search lists the free slots of a nearby court with every field" {
+	venue=$(venue_at 0)
+	court=$(fixture_court "$venue")
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00'
+	expect 200
+	[ "$(jqr length)" = 2 ]
+	[ "$(jqr -c '.[0] | keys_unsorted')" = '["resourceId","resourceName","resourceType","venueId","venueName","venueCity","venueLatitude","venueLongitude","distanceKm","startTime","endTime","price","currency","eligiblePlayersNearby"]' ]
+	[ "$(jqr '.[0].resourceId')" = "$court" ]
+	[ "$(jqr '.[0].resourceName')" = "Court 1" ]
+	[ "$(jqr '.[0].resourceType')" = PADEL_COURT ]
+	[ "$(jqr '.[0].venueId')" = "$venue" ]
+	[ "$(jqr '.[0].venueName')" = "Club Central" ]
+	[ "$(jqr '.[0].venueCity')" = Madrid ]
+	[ "$(jqr '.[0].venueLatitude')" = 40.4168 ]
+	[ "$(jqr '.[0].venueLongitude')" = -3.7038 ]
+	[ "$(jqr '.[0].distanceKm')" = 0 ]
+	[ "$(jqr '.[0].startTime')" = 09:30:00 ]
+	[ "$(jqr '.[0].endTime')" = 11:00:00 ]
+	[ "$(jqr '.[0].currency')" = EUR ]
+	[ "$(jqr '.[0].eligiblePlayersNearby')" = 0 ]
+	[ "$(jqr '.[1].startTime')" = 11:00:00 ]
+	[ "$(jqr '.[1].endTime')" = 12:30:00 ]
+	# exact money with two decimals, distance with three
+	[ "$(grep -o '"price" : [0-9.]*' <<<"$HTTP_BODY" | sort -u)" = "\"price\" : $PRICE" ]
+	[ "$(grep -o '"distanceKm" : [0-9.]*' <<<"$HTTP_BODY" | sort -u)" = '"distanceKm" : 0.000' ]
+}
+
+@test "the start time window includes both of its ends" {
+	court=$(fixture_court "$(venue_at 0)")
+	search 'startTimeFrom=09:30:00&startTimeTo=11:00:00'
+	expect 200
+	[ "$(jqr -c '[.[].startTime]')" = '["09:30:00","11:00:00"]' ]
+	search 'startTimeFrom=08:00:00&startTimeTo=08:00:00'
+	expect 200
+	[ "$(jqr -c '[.[] | [.startTime, .endTime]]')" = '[["08:00:00","09:30:00"]]' ]
+	search 'startTimeFrom=00:00:00&startTimeTo=23:59:59'
+	expect 200
+	[ "$(jqr -c '[.[].startTime]')" = '["08:00:00","09:30:00","11:00:00","12:30:00","14:00:00","15:30:00","17:00:00","18:30:00","20:00:00"]' ]
+	search 'startTimeFrom=20:00:01&startTimeTo=23:59:59'
+	expect 200
+	[ "$HTTP_BODY" = '[]' ]
+}
+
+@test "only venues within the radius are searched, nearest first, with the distance in km" {
+	near=$(venue_at 0 ACTIVE Near)
+	far=$(venue_at 0.05 ACTIVE Far)	# 5.56 km north
+	c_near=$(fixture_court "$near")
+	c_far=$(fixture_court "$far")
+	search 'radiusKm=5&startTimeFrom=11:00:00&startTimeTo=11:00:00'
+	expect 200
+	[ "$(jqr -c '[.[].venueName]')" = '["Near"]' ]
+	search 'radiusKm=6&startTimeFrom=09:30:00&startTimeTo=11:00:00'
+	expect 200
+	[ "$(jqr -c '[.[] | [.venueName, .startTime]]')" = '[["Near","09:30:00"],["Near","11:00:00"],["Far","09:30:00"],["Far","11:00:00"]]' ]
+	[ "$(jqr '.[2].resourceId')" = "$c_far" ]
+	[ "$(jqr '.[2].venueCity')" = "Far City" ]
+	[ "$(jqr '.[2].venueLatitude')" = 40.4668 ]
+	# great-circle distance within 1% of the known 5.56 km (0.05 degree of latitude)
+	[ "$(jqr '(.[2].distanceKm - 5.56 | fabs) < 0.0556')" = true ]
+	[[ "$(grep -o '"distanceKm" : [0-9.]*' <<<"$HTTP_BODY" | tail -n 1)" =~ \"distanceKm\"\ :\ 5\.[0-9]{3}$ ]]
+}
+
+@test "results are sorted by distance, then start time, then court" {
+	venue=$(venue_at 0.02)
+	c1=$(fixture_court "$venue")
+	c2=$(fixture_court "$venue")
+	c3=$(fixture_court "$(venue_at 0.01)")
+	search 'startTimeFrom=09:30:00&startTimeTo=11:00:00'
+	expect 200
+	[ "$(jqr length)" = 6 ]
+	[ "$(jqr -c '[.[] | [.distanceKm, .startTime, .resourceId]] | . == sort')" = true ]
+	first=$(printf '%s\n' "$c1" "$c2" | sort | head -n 1)
+	second=$(printf '%s\n' "$c1" "$c2" | sort | tail -n 1)
+	[ "$(jqr -c '[.[].resourceId]')" = "[\"$c3\",\"$c3\",\"$first\",\"$second\",\"$first\",\"$second\"]" ]
+}
+
+@test "only courts whose slot length is the one asked are searched (90 minutes by default)" {
+	venue=$(venue_at 0)
+	c90=$(fixture_court "$venue" 90)
+	c60=$(fixture_court "$venue" 60)
+	search 'startTimeFrom=09:00:00&startTimeTo=10:00:00'
+	expect 200
+	[ "$(jqr -c '[.[] | [.resourceId, .startTime, .endTime]]')" = "[[\"$c90\",\"09:30:00\",\"11:00:00\"]]" ]
+	search 'startTimeFrom=09:00:00&startTimeTo=10:00:00&slotDurationMinutes=60'
+	expect 200
+	[ "$(jqr -c '[.[] | [.resourceId, .startTime, .endTime]]')" = "[[\"$c60\",\"09:00:00\",\"10:00:00\"],[\"$c60\",\"10:00:00\",\"11:00:00\"]]" ]
+	search 'startTimeFrom=09:00:00&startTimeTo=10:00:00&slotDurationMinutes=120'
+	expect 200
+	[ "$HTTP_BODY" = '[]' ]
+}
+
+@test "the date decides the slots: a closed day or a past date has none" {
+	court=$(fixture_court "$(venue_at 0)")
+	dow=$(TZ=Europe/Madrid date -d '+3 days' +%u)
+	sql "UPDATE resource_schedules SET opening_time = NULL, closing_time = NULL
+	     WHERE resource_id = '$court' AND day_of_week = $dow"
+	search 'startTimeFrom=08:00:00&startTimeTo=20:00:00'
+	expect 200
+	[ "$HTTP_BODY" = '[]' ]
+	D=$(local_date 4)
+	search 'startTimeFrom=08:00:00&startTimeTo=20:00:00'
+	expect 200
+	[ "$(jqr length)" = 9 ]
+	[ "$(jqr -c '[.[].resourceId] | unique')" = "[\"$court\"]" ]
+	D=$(local_date -1)
+	search 'startTimeFrom=00:00:00&startTimeTo=23:59:59'
+	expect 200
+	[ "$HTTP_BODY" = '[]' ]
+	D=2020-01-06
+	search 'startTimeFrom=00:00:00&startTimeTo=23:59:59'
+	expect 200
+	[ "$HTTP_BODY" = '[]' ]
+}
+
+@test "today only slots that have not started are offered" {
+	fixture_court "$(venue_at 0)" >/dev/null
+	D=$(local_date 0)
+	before=$(TZ=Europe/Madrid date +%T)
+	search 'startTimeFrom=00:00:00&startTimeTo=23:59:59'
+	expect 200
+	[ "$(jqr --arg t "$before" '[.[] | select(.startTime <= $t)] | length')" = 0 ]
+}
+
+@test "a slot held by a live match request is not offered, a lapsed payment hold's slot is" {
+	court=$(fixture_court "$(venue_at 0)")
+	hold "$court" 09:30 PENDING_PAYMENT "now() - interval '1 minute'"
+	hold "$court" 11:00 OPEN
+	hold "$court" 12:30 CANCELLED
+	hold "$court" 14:00 PENDING_PAYMENT
+	hold "$court" 15:30 MATCHED
+	hold "$court" 17:00 CONFIRMED
+	search 'startTimeFrom=08:00:00&startTimeTo=18:30:00'
+	expect 200
+	[ "$(jqr -c '[.[].startTime]')" = '["08:00:00","09:30:00","12:30:00","18:30:00"]' ]
+}
+
+@test "courts players cannot book are not searched" {
+	fixture_court "$(venue_at 0.002)" 90 SUSPENDED >/dev/null
+	fixture_court "$(venue_at 0.003)" 90 PENDING_APPROVAL >/dev/null
+	fixture_court "$(venue_at 0.004 SUSPENDED)" >/dev/null
+	fixture_court "$(venue_at 0.005 PENDING_APPROVAL)" >/dev/null
+	fixture_court "$(venue_at 0.006 REJECTED)" >/dev/null
+	unpriced=$(fixture_court "$(venue_at 0.007)")
+	sql "DELETE FROM price_rules WHERE resource_id = '$unpriced'"
+	ok=$(fixture_court "$(venue_at 0.008)")
+	search 'startTimeFrom=11:00:00&startTimeTo=11:00:00'
+	expect 200
+	[ "$(jqr -c '[.[].resourceId]')" = "[\"$ok\"]" ]
+}
+
+@test "the defaults are those of the spec: 10 km, 90 minutes, TWO_VS_TWO, any skill" {
+	fixture_court "$(venue_at 0.081 ACTIVE Nine)" >/dev/null	# 9.0 km
+	fixture_court "$(venue_at 0.099 ACTIVE Eleven)" >/dev/null	# 11.0 km
+	fixture_court "$(venue_at 0 ACTIVE Here)" 60 >/dev/null
+	fixture_player "beginner-$RUN" BEGINNER 40.42 -3.70 >/dev/null
+	fixture_player "pro-$RUN" PROFESSIONAL 40.42 -3.70 >/dev/null
+	search 'startTimeFrom=11:00:00&startTimeTo=11:00:00'
+	expect 200
+	defaults=$HTTP_BODY
+	[ "$(jqr -c '[.[] | [.venueName, .startTime, .eligiblePlayersNearby]]')" = '[["Nine","11:00:00",2]]' ]
+	search 'startTimeFrom=11:00:00&startTimeTo=11:00:00&radiusKm=10&slotDurationMinutes=90&format=TWO_VS_TWO&skillLevel=ANY'
+	expect 200
+	[ "$HTTP_BODY" = "$defaults" ]
+	# the format does not change which courts fit
+	for f in ONE_VS_ONE AMERICANO; do
+		search "startTimeFrom=11:00:00&startTimeTo=11:00:00&format=$f"
+		expect 200
+		[ "$HTTP_BODY" = "$defaults" ]
+	done
+	search 'startTimeFrom=11:00:00&startTimeTo=11:00:00&radiusKm=12'
+	expect 200
+	[ "$(jqr -c '[.[].venueName]')" = '["Nine","Eleven"]' ]
+}
+
+@test "eligiblePlayersNearby counts the players a match would invite, never the caller" {
+	fixture_court "$(venue_at 0)" >/dev/null
+	fixture_player "$ME" INTERMEDIATE 40.42 -3.70 >/dev/null
+	fixture_player "ok-$RUN" INTERMEDIATE 40.42 -3.70 >/dev/null
+	fixture_player "ok2-$RUN" INTERMEDIATE 40.45 -3.68 >/dev/null
+	fixture_player "adv-$RUN" ADVANCED 40.41 -3.71 >/dev/null
+	fixture_player "far-$RUN" INTERMEDIATE 40.8668 -3.7038 >/dev/null	# 50 km
+	banned=$(fixture_player "banned-$RUN" INTERMEDIATE 40.42 -3.70)
+	unbanned=$(fixture_player "unbanned-$RUN" INTERMEDIATE 40.42 -3.70)
+	flaky=$(fixture_player "flaky-$RUN" INTERMEDIATE 40.42 -3.70)
+	quiet=$(fixture_player "quiet-$RUN" INTERMEDIATE 40.42 -3.70)
+	noskill=$(fixture_player "noskill-$RUN" INTERMEDIATE 40.42 -3.70)
+	user_id "nohome-$RUN" >/dev/null
+	sql "UPDATE players SET banned_until = now() + interval '10 days' WHERE user_id = '$banned';
+	     UPDATE players SET banned_until = now() - interval '1 day' WHERE user_id = '$unbanned';
+	     UPDATE players SET reliability_score = 49 WHERE user_id = '$flaky';
+	     UPDATE players SET match_notifications = false WHERE user_id = '$quiet';
+	     UPDATE players SET skill_level = NULL WHERE user_id = '$noskill';
+	     INSERT INTO players (user_id, skill_level) VALUES ('$(user_id "nohome-$RUN")', 'INTERMEDIATE')"
+	# ok, ok2, unbanned
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00&skillLevel=INTERMEDIATE'
+	expect 200
+	[ "$(jqr length)" = 2 ]
+	[ "$(jqr -c '[.[].eligiblePlayersNearby] | unique')" = '[3]' ]
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00&skillLevel=ADVANCED'
+	[ "$(jqr -c '[.[].eligiblePlayersNearby] | unique')" = '[1]' ]
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00&skillLevel=PROFESSIONAL'
+	[ "$(jqr -c '[.[].eligiblePlayersNearby] | unique')" = '[0]' ]
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00'
+	[ "$(jqr -c '[.[].eligiblePlayersNearby] | unique')" = '[4]' ]
+	# the radius counts players too: the one 50 km away
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00&radiusKm=60&skillLevel=INTERMEDIATE'
+	[ "$(jqr -c '[.[].eligiblePlayersNearby] | unique')" = '[4]' ]
+	# someone else searching counts the first caller
+	T=$(token "other-$RUN")
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00&skillLevel=INTERMEDIATE'
+	[ "$(jqr -c '[.[].eligiblePlayersNearby] | unique')" = '[4]' ]
+}
+
+@test "a centre far from every venue finds nothing" {
+	fixture_court "$(venue_at 0)" >/dev/null
+	fixture_player "p-$RUN" BEGINNER 0.001 0.001 >/dev/null
+	LAT=0 LNG=0
+	search 'startTimeFrom=08:00:00&startTimeTo=20:00:00&radiusKm=100'
+	expect 200
+	[ "$HTTP_BODY" = '[]' ]
+}
+
+@test "each missing required parameter is named" {
+	all="lat=$LAT&lng=$LNG&date=$D&startTimeFrom=09:00:00&startTimeTo=10:00:00"
+	for p in lat lng date startTimeFrom startTimeTo; do
+		q=$(tr '&' '\n' <<<"$all" | grep -v "^$p=" | paste -sd'&')
+		req GET "/api/match/search?$q" -t "$T"
+		expect_problem 400 VALIDATION_FAILED "$p"
+		[ "$(jqr '.errors | length')" = 1 ]
+		[ "$(jqr '.errors[0].message')" = "is required" ]
+		req GET "/api/match/search?$q&$p=" -t "$T"
+		expect_problem 400 VALIDATION_FAILED "$p"
+	done
+	req GET /api/match/search -t "$T"
+	expect_problem 400 VALIDATION_FAILED lat lng date startTimeFrom startTimeTo
+	[ "$(jqr '.errors | length')" = 5 ]
+}
+
+@test "wrong parameter values are named" {
+	all="lat=$LAT&lng=$LNG&date=$D&startTimeFrom=09:00:00&startTimeTo=10:00:00"
+	for bad in lat=91 lat=-90.5 lat=north lng=180.1 lng=-181 radiusKm=0 radiusKm=-1 radiusKm=100.01 \
+		radiusKm=ten slotDurationMinutes=14 slotDurationMinutes=241 slotDurationMinutes=90.5 \
+		format=FIVE_A_SIDE format=two_vs_two skillLevel=EXPERT skillLevel=any date=2025-02-30 \
+		date=tomorrow; do
+		name=${bad%%=*}
+		q=$(tr '&' '\n' <<<"$all" | grep -v "^$name=" | paste -sd'&')
+		req GET "/api/match/search?$q&$bad" -t "$T"
+		expect_problem 400 VALIDATION_FAILED "$name"
+		[ "$(jqr '.errors | length')" = 1 ] || { echo "$bad: $HTTP_BODY" >&2; false; }
+	done
+	search 'startTimeFrom=25:00:00&startTimeTo=9:00'
+	expect_problem 400 VALIDATION_FAILED startTimeFrom startTimeTo
+	search 'startTimeFrom=12:00:00&startTimeTo=11:59:59'
+	expect_problem 400 VALIDATION_FAILED startTimeTo
+	[ "$(jqr '.errors[0].message')" = "must not be before startTimeFrom" ]
+}
+
+@test "the date may be at most 366 days ahead and the radius at most 100 km" {
+	fixture_court "$(venue_at 0)" >/dev/null
+	D=$(date -u -d '+367 days' +%F)
+	search 'startTimeFrom=09:00:00&startTimeTo=10:00:00'
+	expect_problem 400 VALIDATION_FAILED date
+	D=$(date -u -d '+366 days' +%F)
+	search 'startTimeFrom=09:00:00&startTimeTo=10:00:00&radiusKm=100'
+	expect 200
+	[ "$(jqr length)" = 1 ]
+	search 'startTimeFrom=09:00:00&startTimeTo=10:00:00&radiusKm=0.5'
+	expect 200
+	[ "$(jqr length)" = 1 ]
+}
+
+@test "search needs a token" {
+	req GET "/api/match/search?lat=$LAT&lng=$LNG&date=$D&startTimeFrom=09:00:00&startTimeTo=10:00:00"
+	expect_problem 401 UNAUTHORIZED
+	req POST /api/match/search -t "$T" -d '{}'
+	expect_problem 405 METHOD_NOT_ALLOWED
+}
+
+@test "the venue radius filter of the search statement runs on venues_earth_idx" {
+	near=$(venue_at 0.01)
+	court=$(fixture_court "$near")
+	# a realistic table: two thousand venues with a court each, all far from Madrid
+	owner=$(user_id "$OWNER")
+	sql "INSERT INTO venues (owner_id, name, street, city, country, latitude, longitude, timezone, status)
+	     SELECT '$owner', 'Far ' || g, 'Street', 'City', 'Country', -40 + (g % 50) * 0.6,
+	            110 + (g / 50) * 0.9, 'Australia/Sydney', 'ACTIVE'
+	       FROM generate_series(1, 2000) g;
+	     INSERT INTO resources (venue_id, name, type, slot_duration_minutes, status)
+	     SELECT id, 'Court', 'PADEL_COURT', 90, 'ACTIVE' FROM venues WHERE name LIKE 'Far %';
+	     ANALYZE venues; ANALYZE resources"
+	# the statement exactly as cgi-bin/search.c sends it
+	stmt=$(sed -n '/"SELECT date_ok, results FROM match_search/,/)",$/p' "$COURTS_ROOT/cgi-bin/search.c" |
+		sed -E 's/^[[:space:]]*"//; s/",?$//' | tr -d '\n')
+	[[ "$stmt" == 'SELECT date_ok, results FROM match_search($1::float8, '*'$10::uuid)' ]]
+	args="('$LAT', '$LNG', '10', '$D', '09:00:00', '12:00:00', '90', 'ANY', '50', '$(user_id "$ME")')"
+	for mode in force_custom_plan force_generic_plan; do
+		plan=$(sql "PREPARE s AS $stmt; SET plan_cache_mode = $mode; EXPLAIN EXECUTE s $args")
+		grep -q 'venues_earth_idx' <<<"$plan" || { echo "$mode: $plan" >&2; false; }
+		! grep -q 'Seq Scan on venues' <<<"$plan"
+		! grep -q 'Function Scan on match_search' <<<"$plan"
+	done
+	# and the answer is still the one near court
+	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00'
+	expect 200
+	[ "$(jqr -c '[.[].resourceId] | unique')" = "[\"$court\"]" ]
+}
