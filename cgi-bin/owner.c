@@ -1,7 +1,221 @@
 /* owner: a venue owner's venues, courts, schedules, prices, pictures and holidays.
- * Every route needs the OWNER role; another owner's venue or court is a 404. */
+ * Every route needs the OWNER role; another owner's venue or court is a 404.
+ *
+ * Every query joins to venues.owner_id = the caller, so a venue, court, image, price rule or
+ * holiday of another owner is indistinguishable from one that does not exist (404). Every
+ * write is one transaction. Any owner change to a venue (update, images) or a court
+ * (schedules, price rules, images) bumps its updated_at, and resubmits it for approval
+ * when an administrator had rejected it (DESIGN.md: updating a REJECTED venue or resource
+ * resubmits it); the court has no other update route through which it could be fixed.
+ * Suspension and reactivation are guarded updates; when nothing changed, a second look at
+ * the row tells 404 from 409.
+ */
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
 #include "db.h"
 #include "http.h"
+#include "input.h"
+#include "problem.h"
+#include "valid.h"
+
+static const char *const resource_types[] = { "PADEL_COURT", "TENNIS_COURT", NULL };
+static const char *const day_types[] = { "WEEKDAY", "WEEKEND", "HOLIDAY", NULL };
+static const char *const day_names[] = { "MONDAY", "TUESDAY", "WEDNESDAY", "THURSDAY",
+    "FRIDAY", "SATURDAY", "SUNDAY", NULL };
+
+/* A venue body as POST and PUT take it; timezone is NULL when not given. */
+struct venue_in {
+	const char	*name;
+	const char	*description;
+	const char	*street;
+	const char	*city;
+	const char	*country;
+	const char	*postal_code;
+	const char	*timezone;
+	double		 latitude;
+	double		 longitude;
+};
+
+/* ---- helpers ------------------------------------------------------------------------ */
+
+/* true when the body has name with a value other than null. */
+static bool
+body_present(const struct req *r, const char *name)
+{
+	const cJSON *it = r->body != NULL ? cJSON_GetObjectItemCaseSensitive(r->body, name) : NULL;
+
+	return it != NULL && !cJSON_IsNull(it);
+}
+
+/* An absolute http or https URL with a host and no white space or control characters.
+ * The CDN is outside; the service only makes sure a browser could load what it shows. */
+static bool
+url_absolute_http(const char *s)
+{
+	size_t n, host;
+	const char *p;
+
+	if (strncasecmp(s, "https://", 8) == 0)
+		n = 8;
+	else if (strncasecmp(s, "http://", 7) == 0)
+		n = 7;
+	else
+		return false;
+	host = strcspn(s + n, "/?#");
+	if (host == 0 || s[n] == ':' || s[n] == '@')
+		return false;
+	for (p = s; *p != '\0'; p++)
+		if ((unsigned char)*p <= 0x20 || (unsigned char)*p == 0x7f)
+			return false;
+	return true;
+}
+
+/* Reads a venue body into *v. Returns 0, or -1 after answering 400 with every field
+ * error (the time zone is checked against the database's zone list) or a database error. */
+static int
+venue_read_or_problem(struct req *r, struct venue_in *v)
+{
+	PGresult *res;
+
+	memset(v, 0, sizeof *v);
+	body_string(r, "name", IN_REQUIRED | IN_NOT_BLANK, &v->name);
+	body_string(r, "description", IN_NULLABLE, &v->description);
+	body_string(r, "street", IN_REQUIRED | IN_NOT_BLANK, &v->street);
+	body_string(r, "city", IN_REQUIRED | IN_NOT_BLANK, &v->city);
+	body_string(r, "country", IN_REQUIRED | IN_NOT_BLANK, &v->country);
+	body_string(r, "postalCode", IN_NULLABLE, &v->postal_code);
+	body_latitude(r, "latitude", IN_REQUIRED, &v->latitude);
+	body_longitude(r, "longitude", IN_REQUIRED, &v->longitude);
+	if (body_string(r, "timezone", IN_NULLABLE | IN_NOT_BLANK, &v->timezone)) {
+		res = db_query(r, "SELECT 1 FROM pg_timezone_names WHERE name = $1::text",
+		    v->timezone);
+		if (res == NULL)
+			return -1;
+		if (PQntuples(res) == 0)
+			problem_field(r, "timezone",
+			    "must be an IANA time zone such as Europe/Madrid");
+	}
+	return problem_fields_or_send(r);
+}
+
+/* Reads an image body (url, publicId). Returns 0, or -1 after answering 400. */
+static int
+image_read_or_problem(struct req *r, const char **url, const char **public_id)
+{
+	if (body_string(r, "url", IN_REQUIRED | IN_NOT_BLANK, url) && !url_absolute_http(*url))
+		problem_field(r, "url", "must be an absolute http or https URL");
+	body_string(r, "publicId", IN_REQUIRED | IN_NOT_BLANK, public_id);
+	return problem_fields_or_send(r);
+}
+
+/* Inside a transaction: marks the caller's venue changed (and resubmits it if rejected),
+ * locking its row. Returns 0, or -1 after answering 404 or a database error. */
+static int
+venue_touch_or_problem(struct req *r, const char *venue_id)
+{
+	PGresult *res = db_query(r,
+	    "UPDATE venues SET updated_at = now(), "
+	    "    status = CASE WHEN status = 'REJECTED' THEN 'PENDING_APPROVAL' ELSE status END, "
+	    "    reject_reason = CASE WHEN status = 'REJECTED' THEN NULL ELSE reject_reason END "
+	    " WHERE id = $1::uuid AND owner_id = $2::uuid RETURNING id",
+	    venue_id, r->user_id);
+
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 0) {
+		problem_not_found(r, "Venue");
+		return -1;
+	}
+	return 0;
+}
+
+/* Same for a court of one of the caller's venues. */
+static int
+resource_touch_or_problem(struct req *r, const char *resource_id)
+{
+	PGresult *res = db_query(r,
+	    "UPDATE resources r SET updated_at = now(), "
+	    "    status = CASE WHEN r.status = 'REJECTED' THEN 'PENDING_APPROVAL' "
+	    "             ELSE r.status END, "
+	    "    reject_reason = CASE WHEN r.status = 'REJECTED' THEN NULL "
+	    "                    ELSE r.reject_reason END "
+	    "  FROM venues v "
+	    " WHERE r.id = $1::uuid AND v.id = r.venue_id AND v.owner_id = $2::uuid RETURNING r.id",
+	    resource_id, r->user_id);
+
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) == 0) {
+		problem_not_found(r, "Resource");
+		return -1;
+	}
+	return 0;
+}
+
+/* Reads the JSON of an object changed in the open transaction, commits, then answers
+ * status with it, so the client never sees a state that was not committed. */
+static void
+send_committed(struct req *r, int status, const char *what, PGresult *res)
+{
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
+		problem_not_found(r, what);
+		return;
+	}
+	if (db_commit(r) != 0)
+		return;
+	http_send_json(r, status, PQgetvalue(res, 0, 0));
+}
+
+static void
+venue_send_committed(struct req *r, int status, const char *venue_id)
+{
+	send_committed(r, status, "Venue", db_query(r,
+	    "SELECT json_venue(v) FROM venues v WHERE v.id = $1::uuid", venue_id));
+}
+
+static void
+resource_send_committed(struct req *r, int status, const char *resource_id)
+{
+	send_committed(r, status, "Resource", db_query(r,
+	    "SELECT json_resource(r) FROM resources r WHERE r.id = $1::uuid", resource_id));
+}
+
+/* Answers a guarded status change whose query returned (changed, status, suspended_by),
+ * the last two NULL when the caller has no such object: 204, 404 or 409. */
+static void
+status_change_answer(struct req *r, const PGresult *res, const char *what, bool reactivate)
+{
+	const char *status, *by, *noun;
+
+	if (res == NULL)
+		return;
+	if (strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
+		http_send_no_content(r);
+		return;
+	}
+	status = db_value(res, 0, 1);
+	by = db_value(res, 0, 2);
+	noun = strcmp(what, "Venue") == 0 ? "venue" : "resource";
+	if (status == NULL)
+		problem_not_found(r, what);
+	else if (reactivate && strcmp(status, "SUSPENDED") == 0 && by != NULL &&
+	    strcmp(by, "ADMIN") == 0)
+		problem_conflict(r, "SUSPENDED_BY_ADMIN", arena_printf(r->a,
+		    "The %s was suspended by an administrator; only an administrator can lift it.",
+		    noun));
+	else if (reactivate)
+		problem_conflict(r, "INVALID_STATE", arena_printf(r->a,
+		    "Only a %s you suspended can be reactivated; it is %s.", noun, status));
+	else
+		problem_conflict(r, "INVALID_STATE", arena_printf(r->a,
+		    "Only an ACTIVE %s can be suspended; it is %s.", noun, status));
+}
+
+/* ---- venues ------------------------------------------------------------------------- */
 
 /* GET /api/owner/venues: 200 with every venue of the caller, oldest first; 401, 403. */
 static void
@@ -9,12 +223,423 @@ venues_list(struct req *r)
 {
 	db_send_json(r, 200, "Venues",
 	    "SELECT COALESCE(json_agg(json_venue(v) ORDER BY v.created_at, v.id), '[]') "
-	    "FROM venues v WHERE v.owner_id = $1",
+	    "FROM venues v WHERE v.owner_id = $1::uuid",
 	    r->user_id);
+}
+
+/* POST /api/owner/venues: 201 with the new venue, PENDING_APPROVAL, in the given time zone
+ * or the configured default; 400, 401, 403, 413, 415. */
+static void
+venue_create(struct req *r)
+{
+	struct venue_in v;
+
+	if (venue_read_or_problem(r, &v) != 0)
+		return;
+	db_send_json(r, 201, "Venue",
+	    "WITH v AS (INSERT INTO venues (owner_id, name, description, street, city, country, "
+	    "                               postal_code, latitude, longitude, timezone) "
+	    "           VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8::float8, $9::float8, $10) "
+	    "           RETURNING *) "
+	    "SELECT json_venue(v::venues) FROM v",
+	    r->user_id, v.name, v.description, v.street, v.city, v.country, v.postal_code,
+	    input_fmt_double(r, v.latitude), input_fmt_double(r, v.longitude),
+	    v.timezone != NULL ? v.timezone : config_get()->default_timezone);
+}
+
+/* PUT /api/owner/venues/{venueId}: 200 with the updated venue. The body replaces every
+ * field (absent optional fields become null) except the time zone, kept when not given.
+ * A REJECTED venue is resubmitted (PENDING_APPROVAL). 400, 401, 403, 404, 413, 415. */
+static void
+venue_update(struct req *r)
+{
+	struct venue_in v;
+
+	if (venue_read_or_problem(r, &v) != 0)
+		return;
+	db_send_json(r, 200, "Venue",
+	    "WITH v AS (UPDATE venues SET name = $3, description = $4, street = $5, city = $6, "
+	    "               country = $7, postal_code = $8, latitude = $9::float8, "
+	    "               longitude = $10::float8, timezone = COALESCE($11::text, timezone), "
+	    "               status = CASE WHEN status = 'REJECTED' THEN 'PENDING_APPROVAL' "
+	    "                        ELSE status END, "
+	    "               reject_reason = CASE WHEN status = 'REJECTED' THEN NULL "
+	    "                               ELSE reject_reason END, "
+	    "               updated_at = now() "
+	    "            WHERE id = $1::uuid AND owner_id = $2::uuid RETURNING *) "
+	    "SELECT json_venue(v::venues) FROM v",
+	    req_param(r, "venueId"), r->user_id, v.name, v.description, v.street, v.city,
+	    v.country, v.postal_code, input_fmt_double(r, v.latitude),
+	    input_fmt_double(r, v.longitude), v.timezone);
+}
+
+/* PATCH /api/owner/venues/{venueId}/suspend: 204; 409 INVALID_STATE unless ACTIVE;
+ * 400, 401, 403, 404. */
+static void
+venue_suspend(struct req *r)
+{
+	status_change_answer(r, db_query(r,
+	    "WITH u AS (UPDATE venues SET status = 'SUSPENDED', suspended_by = 'OWNER', "
+	    "                             updated_at = now() "
+	    "            WHERE id = $1::uuid AND owner_id = $2::uuid AND status = 'ACTIVE' "
+	    "            RETURNING id) "
+	    "SELECT EXISTS (SELECT 1 FROM u), v.status, v.suspended_by "
+	    "  FROM (VALUES (1)) one "
+	    "  LEFT JOIN venues v ON v.id = $1::uuid AND v.owner_id = $2::uuid",
+	    req_param(r, "venueId"), r->user_id), "Venue", false);
+}
+
+/* PATCH /api/owner/venues/{venueId}/reactivate: 204 back to ACTIVE when the owner suspended
+ * it; 409 SUSPENDED_BY_ADMIN or INVALID_STATE otherwise; 400, 401, 403, 404. */
+static void
+venue_reactivate(struct req *r)
+{
+	status_change_answer(r, db_query(r,
+	    "WITH u AS (UPDATE venues SET status = 'ACTIVE', suspended_by = NULL, "
+	    "                             updated_at = now() "
+	    "            WHERE id = $1::uuid AND owner_id = $2::uuid AND status = 'SUSPENDED' "
+	    "              AND suspended_by = 'OWNER' "
+	    "            RETURNING id) "
+	    "SELECT EXISTS (SELECT 1 FROM u), v.status, v.suspended_by "
+	    "  FROM (VALUES (1)) one "
+	    "  LEFT JOIN venues v ON v.id = $1::uuid AND v.owner_id = $2::uuid",
+	    req_param(r, "venueId"), r->user_id), "Venue", true);
+}
+
+/* POST /api/owner/venues/{venueId}/images: 200 with the venue including the new image;
+ * 400, 401, 403, 404, 413, 415. */
+static void
+venue_image_add(struct req *r)
+{
+	const char *id = req_param(r, "venueId"), *url = NULL, *public_id = NULL;
+
+	if (image_read_or_problem(r, &url, &public_id) != 0)
+		return;
+	if (db_begin(r) != 0 || venue_touch_or_problem(r, id) != 0)
+		return;
+	if (db_query(r, "INSERT INTO venue_images (venue_id, url, public_id) "
+	    "VALUES ($1::uuid, $2, $3)", id, url, public_id) == NULL)
+		return;
+	venue_send_committed(r, 200, id);
+}
+
+/* DELETE /api/owner/venues/{venueId}/images/{imageId}: 204; 404 when the image is not one
+ * of this venue of the caller; 400, 401, 403. */
+static void
+venue_image_delete(struct req *r)
+{
+	const char *id = req_param(r, "venueId");
+	PGresult *res;
+
+	if (db_begin(r) != 0 || venue_touch_or_problem(r, id) != 0)
+		return;
+	res = db_query(r, "DELETE FROM venue_images WHERE id = $1::uuid AND venue_id = $2::uuid "
+	    "RETURNING id", req_param(r, "imageId"), id);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0) {
+		problem_not_found(r, "Image");
+		return;
+	}
+	if (db_commit(r) == 0)
+		http_send_no_content(r);
+}
+
+/* ---- holidays ----------------------------------------------------------------------- */
+
+/* GET /api/owner/venues/{venueId}/holidays: 200 with [{date, name}] by date;
+ * 400, 401, 403, 404. */
+static void
+holidays_list(struct req *r)
+{
+	db_send_json(r, 200, "Venue",
+	    "SELECT COALESCE((SELECT json_agg(json_build_object('date', h.date, 'name', h.name) "
+	    "                                  ORDER BY h.date) "
+	    "                   FROM venue_holidays h WHERE h.venue_id = v.id), '[]') "
+	    "  FROM venues v WHERE v.id = $1::uuid AND v.owner_id = $2::uuid",
+	    req_param(r, "venueId"), r->user_id);
+}
+
+/* POST /api/owner/venues/{venueId}/holidays: 201 with {date, name}; 409 HOLIDAY_EXISTS for
+ * a date the venue already has; 400, 401, 403, 404, 413, 415. */
+static void
+holiday_create(struct req *r)
+{
+	const char *date = NULL, *name = NULL;
+
+	body_date(r, "date", IN_REQUIRED, &date);
+	body_string(r, "name", IN_REQUIRED | IN_NOT_BLANK, &name);
+	if (problem_fields_or_send(r) != 0)
+		return;
+	db_send_json(r, 201, "Venue",
+	    "INSERT INTO venue_holidays (venue_id, date, name) "
+	    "SELECT v.id, $3::date, $4 FROM venues v "
+	    " WHERE v.id = $1::uuid AND v.owner_id = $2::uuid "
+	    "RETURNING json_build_object('date', venue_holidays.date, 'name', venue_holidays.name)",
+	    req_param(r, "venueId"), r->user_id, date, name);
+}
+
+/* DELETE /api/owner/venues/{venueId}/holidays/{date}: 204; 404 when the caller's venue has
+ * no holiday on that date; 400, 401, 403. */
+static void
+holiday_delete(struct req *r)
+{
+	PGresult *res = db_query(r,
+	    "DELETE FROM venue_holidays h USING venues v "
+	    " WHERE h.venue_id = $1::uuid AND h.date = $2::date "
+	    "   AND v.id = h.venue_id AND v.owner_id = $3::uuid RETURNING 1",
+	    req_param(r, "venueId"), req_param(r, "date"), r->user_id);
+
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0)
+		problem_not_found(r, "Holiday");
+	else
+		http_send_no_content(r);
+}
+
+/* ---- resources ---------------------------------------------------------------------- */
+
+/* GET /api/owner/resources: 200 with every court of every venue of the caller, by venue
+ * then court age; 401, 403. */
+static void
+resources_list(struct req *r)
+{
+	db_send_json(r, 200, "Resources",
+	    "SELECT COALESCE(json_agg(json_resource(r) "
+	    "                         ORDER BY v.created_at, v.id, r.created_at, r.id), '[]') "
+	    "  FROM resources r JOIN venues v ON v.id = r.venue_id "
+	    " WHERE v.owner_id = $1::uuid",
+	    r->user_id);
+}
+
+/* POST /api/owner/venues/{venueId}/resources: 201 with the new court, PENDING_APPROVAL;
+ * 400, 401, 403, 404, 413, 415. */
+static void
+resource_create(struct req *r)
+{
+	const char *name = NULL, *description = NULL, *type = NULL;
+	long minutes = 0;
+
+	body_string(r, "name", IN_REQUIRED | IN_NOT_BLANK, &name);
+	body_string(r, "description", IN_NULLABLE, &description);
+	body_enum(r, "type", IN_REQUIRED, resource_types, &type);
+	if (body_int(r, "slotDurationMinutes", IN_REQUIRED, &minutes) &&
+	    (minutes < 15 || minutes > 240 || minutes % 5 != 0))
+		problem_field(r, "slotDurationMinutes",
+		    "must be between 15 and 240 and a multiple of 5");
+	if (problem_fields_or_send(r) != 0)
+		return;
+	db_send_json(r, 201, "Venue",
+	    "WITH r AS (INSERT INTO resources (venue_id, name, description, type, "
+	    "                                  slot_duration_minutes) "
+	    "           SELECT v.id, $3, $4, $5, $6::integer FROM venues v "
+	    "            WHERE v.id = $1::uuid AND v.owner_id = $2::uuid "
+	    "           RETURNING *) "
+	    "SELECT json_resource(r::resources) FROM r",
+	    req_param(r, "venueId"), r->user_id, name, description, type,
+	    input_fmt_long(r, minutes));
+}
+
+/* PUT /api/owner/resources/{resourceId}/schedules: 200 with the court. Sets one day: both
+ * times null or absent close it, both given open it (closing after opening, 24:00:00
+ * allowed); 400, 401, 403, 404, 413, 415. */
+static void
+resource_schedule_put(struct req *r)
+{
+	const char *id = req_param(r, "resourceId");
+	const char *day = NULL, *open = NULL, *close = NULL;
+	bool has_open, has_close;
+	int open_s = 0, close_s = 0;
+
+	body_enum(r, "dayOfWeek", IN_REQUIRED, day_names, &day);
+	has_open = body_time(r, "openingTime", IN_NULLABLE, false, &open);
+	has_close = body_time(r, "closingTime", IN_NULLABLE, true, &close);
+	if (body_present(r, "openingTime") != body_present(r, "closingTime"))
+		problem_field(r, body_present(r, "openingTime") ? "closingTime" : "openingTime",
+		    "is required when the other time is given; send both null to close the day");
+	else if (has_open && has_close && valid_time(open, false, &open_s) &&
+	    valid_time(close, true, &close_s) && close_s <= open_s)
+		problem_field(r, "closingTime", "must be after openingTime");
+	if (problem_fields_or_send(r) != 0)
+		return;
+	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+		return;
+	if (db_query(r,
+	    "INSERT INTO resource_schedules (resource_id, day_of_week, opening_time, closing_time) "
+	    "VALUES ($1::uuid, $2::smallint, $3::time, $4::time) "
+	    "ON CONFLICT (resource_id, day_of_week) DO UPDATE "
+	    "   SET opening_time = EXCLUDED.opening_time, closing_time = EXCLUDED.closing_time",
+	    id, input_fmt_long(r, valid_day_of_week(day)), open, close) == NULL)
+		return;
+	resource_send_committed(r, 200, id);
+}
+
+/* POST /api/owner/resources/{resourceId}/price-rules: 200 with the court including the new
+ * rule; 409 PRICE_RULE_OVERLAP when it overlaps a rule of the same day type;
+ * 400, 401, 403, 404, 413, 415. */
+static void
+price_rule_add(struct req *r)
+{
+	const char *id = req_param(r, "resourceId");
+	const char *day_type = NULL, *start = NULL, *end = NULL, *currency = NULL;
+	long long cents = 0;
+	int start_s = 0, end_s = 0;
+
+	body_enum(r, "dayType", IN_REQUIRED, day_types, &day_type);
+	body_time(r, "startTime", IN_REQUIRED, false, &start);
+	if (body_time(r, "endTime", IN_REQUIRED, true, &end) && start != NULL &&
+	    valid_time(start, false, &start_s) && valid_time(end, true, &end_s) && end_s <= start_s)
+		problem_field(r, "endTime", "must be after startTime");
+	body_money(r, "price", IN_REQUIRED, &cents);
+	if (body_string(r, "currency", IN_REQUIRED, &currency) && !valid_currency(currency))
+		problem_field(r, "currency",
+		    "must be an ISO 4217 code of three upper-case letters");
+	if (problem_fields_or_send(r) != 0)
+		return;
+	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+		return;
+	if (db_query(r,
+	    "INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, "
+	    "                         currency) "
+	    "VALUES ($1::uuid, $2, $3::time, $4::time, $5::numeric, $6)",
+	    id, day_type, start, end, input_fmt_cents(r, cents), currency) == NULL)
+		return;
+	resource_send_committed(r, 200, id);
+}
+
+/* DELETE /api/owner/resources/{resourceId}/price-rules/{ruleId}: 204; 404 when the rule is
+ * not one of this court of the caller; 400, 401, 403. */
+static void
+price_rule_delete(struct req *r)
+{
+	const char *id = req_param(r, "resourceId");
+	PGresult *res;
+
+	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+		return;
+	res = db_query(r, "DELETE FROM price_rules WHERE id = $1::uuid AND resource_id = $2::uuid "
+	    "RETURNING id", req_param(r, "ruleId"), id);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0) {
+		problem_not_found(r, "Price rule");
+		return;
+	}
+	if (db_commit(r) == 0)
+		http_send_no_content(r);
+}
+
+/* PATCH /api/owner/resources/{resourceId}/suspend: 204; 409 INVALID_STATE unless ACTIVE;
+ * 400, 401, 403, 404. */
+static void
+resource_suspend(struct req *r)
+{
+	status_change_answer(r, db_query(r,
+	    "WITH u AS (UPDATE resources r SET status = 'SUSPENDED', suspended_by = 'OWNER', "
+	    "                                 updated_at = now() "
+	    "             FROM venues v "
+	    "            WHERE r.id = $1::uuid AND v.id = r.venue_id AND v.owner_id = $2::uuid "
+	    "              AND r.status = 'ACTIVE' "
+	    "            RETURNING r.id) "
+	    "SELECT EXISTS (SELECT 1 FROM u), x.status, x.suspended_by "
+	    "  FROM (VALUES (1)) one "
+	    "  LEFT JOIN (SELECT r.status, r.suspended_by FROM resources r "
+	    "               JOIN venues v ON v.id = r.venue_id "
+	    "              WHERE r.id = $1::uuid AND v.owner_id = $2::uuid) x ON true",
+	    req_param(r, "resourceId"), r->user_id), "Resource", false);
+}
+
+/* PATCH /api/owner/resources/{resourceId}/reactivate: 204 back to ACTIVE when the owner
+ * suspended it; 409 SUSPENDED_BY_ADMIN or INVALID_STATE otherwise; 400, 401, 403, 404. */
+static void
+resource_reactivate(struct req *r)
+{
+	status_change_answer(r, db_query(r,
+	    "WITH u AS (UPDATE resources r SET status = 'ACTIVE', suspended_by = NULL, "
+	    "                                 updated_at = now() "
+	    "             FROM venues v "
+	    "            WHERE r.id = $1::uuid AND v.id = r.venue_id AND v.owner_id = $2::uuid "
+	    "              AND r.status = 'SUSPENDED' AND r.suspended_by = 'OWNER' "
+	    "            RETURNING r.id) "
+	    "SELECT EXISTS (SELECT 1 FROM u), x.status, x.suspended_by "
+	    "  FROM (VALUES (1)) one "
+	    "  LEFT JOIN (SELECT r.status, r.suspended_by FROM resources r "
+	    "               JOIN venues v ON v.id = r.venue_id "
+	    "              WHERE r.id = $1::uuid AND v.owner_id = $2::uuid) x ON true",
+	    req_param(r, "resourceId"), r->user_id), "Resource", true);
+}
+
+/* POST /api/owner/resources/{resourceId}/images: 200 with the court including the new
+ * image; 400, 401, 403, 404, 413, 415. */
+static void
+resource_image_add(struct req *r)
+{
+	const char *id = req_param(r, "resourceId"), *url = NULL, *public_id = NULL;
+
+	if (image_read_or_problem(r, &url, &public_id) != 0)
+		return;
+	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+		return;
+	if (db_query(r, "INSERT INTO resource_images (resource_id, url, public_id) "
+	    "VALUES ($1::uuid, $2, $3)", id, url, public_id) == NULL)
+		return;
+	resource_send_committed(r, 200, id);
+}
+
+/* DELETE /api/owner/resources/{resourceId}/images/{imageId}: 200 with the court without
+ * the image (the spec's status for this route); 404 when the image is not one of this
+ * court of the caller; 400, 401, 403. */
+static void
+resource_image_delete(struct req *r)
+{
+	const char *id = req_param(r, "resourceId");
+	PGresult *res;
+
+	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+		return;
+	res = db_query(r, "DELETE FROM resource_images WHERE id = $1::uuid "
+	    "AND resource_id = $2::uuid RETURNING id", req_param(r, "imageId"), id);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0) {
+		problem_not_found(r, "Image");
+		return;
+	}
+	resource_send_committed(r, 200, id);
 }
 
 static const struct route routes[] = {
 	{ "GET", "/api/owner/venues", venues_list, AUTH_OWNER, BODY_NONE },
+	{ "POST", "/api/owner/venues", venue_create, AUTH_OWNER, BODY_JSON },
+	{ "PUT", "/api/owner/venues/{venueId}", venue_update, AUTH_OWNER, BODY_JSON },
+	{ "PATCH", "/api/owner/venues/{venueId}/suspend", venue_suspend, AUTH_OWNER, BODY_NONE },
+	{ "PATCH", "/api/owner/venues/{venueId}/reactivate", venue_reactivate, AUTH_OWNER,
+	  BODY_NONE },
+	{ "POST", "/api/owner/venues/{venueId}/images", venue_image_add, AUTH_OWNER, BODY_JSON },
+	{ "DELETE", "/api/owner/venues/{venueId}/images/{imageId}", venue_image_delete,
+	  AUTH_OWNER, BODY_NONE },
+	{ "GET", "/api/owner/venues/{venueId}/holidays", holidays_list, AUTH_OWNER, BODY_NONE },
+	{ "POST", "/api/owner/venues/{venueId}/holidays", holiday_create, AUTH_OWNER, BODY_JSON },
+	{ "DELETE", "/api/owner/venues/{venueId}/holidays/{date:date}", holiday_delete,
+	  AUTH_OWNER, BODY_NONE },
+	{ "POST", "/api/owner/venues/{venueId}/resources", resource_create, AUTH_OWNER,
+	  BODY_JSON },
+	{ "GET", "/api/owner/resources", resources_list, AUTH_OWNER, BODY_NONE },
+	{ "PUT", "/api/owner/resources/{resourceId}/schedules", resource_schedule_put,
+	  AUTH_OWNER, BODY_JSON },
+	{ "POST", "/api/owner/resources/{resourceId}/price-rules", price_rule_add, AUTH_OWNER,
+	  BODY_JSON },
+	{ "DELETE", "/api/owner/resources/{resourceId}/price-rules/{ruleId}", price_rule_delete,
+	  AUTH_OWNER, BODY_NONE },
+	{ "PATCH", "/api/owner/resources/{resourceId}/suspend", resource_suspend, AUTH_OWNER,
+	  BODY_NONE },
+	{ "PATCH", "/api/owner/resources/{resourceId}/reactivate", resource_reactivate,
+	  AUTH_OWNER, BODY_NONE },
+	{ "POST", "/api/owner/resources/{resourceId}/images", resource_image_add, AUTH_OWNER,
+	  BODY_JSON },
+	{ "DELETE", "/api/owner/resources/{resourceId}/images/{imageId}", resource_image_delete,
+	  AUTH_OWNER, BODY_NONE },
 };
 
 int
