@@ -216,8 +216,8 @@ http_send_no_content(struct req *r)
 	r->resp_len = 0;
 }
 
-static const char *
-reason(int status)
+const char *
+http_reason(int status)
 {
 	switch (status) {
 	case 200: return "OK";
@@ -231,6 +231,7 @@ reason(int status)
 	case 409: return "Conflict";
 	case 413: return "Content Too Large";
 	case 415: return "Unsupported Media Type";
+	case 422: return "Unprocessable Content";
 	case 503: return "Service Unavailable";
 	default:  return status >= 500 ? "Internal Server Error" : "Error";
 	}
@@ -244,11 +245,11 @@ response_write(struct req *r, const struct priv *p)
 	if (r->resp_body != NULL)
 		head = arena_printf(r->a, "Status: %d %s\r\nContent-Type: %s\r\n"
 		    "Content-Length: %zu\r\nCache-Control: no-store\r\nX-Request-Id: %s\r\n%s\r\n",
-		    r->status, reason(r->status), r->resp_type, r->resp_len, r->id,
+		    r->status, http_reason(r->status), r->resp_type, r->resp_len, r->id,
 		    p->headers != NULL ? p->headers : "");
 	else
 		head = arena_printf(r->a, "Status: %d %s\r\nCache-Control: no-store\r\n"
-		    "X-Request-Id: %s\r\n%s\r\n", r->status, reason(r->status), r->id,
+		    "X-Request-Id: %s\r\n%s\r\n", r->status, http_reason(r->status), r->id,
 		    p->headers != NULL ? p->headers : "");
 	cgi_answer_started = 1;
 	out_write(p, head, strlen(head));

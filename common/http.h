@@ -81,6 +81,9 @@ void http_send_json(struct req *r, int status, const char *json);	/* copies json
 void http_send_cjson(struct req *r, int status, const cJSON *doc);
 void http_send_no_content(struct req *r);				/* 204 */
 
+/* Reason phrase of an HTTP status ("Not Found"); also the problem title. */
+const char *http_reason(int status);
+
 /* Adds a response header line; name and value are copied. */
 void http_add_header(struct req *r, const char *name, const char *value);
 

@@ -9,24 +9,6 @@
 
 #include "http.h"
 
-static const char *
-status_title(int status)
-{
-	switch (status) {
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 413: return "Content Too Large";
-	case 415: return "Unsupported Media Type";
-	case 422: return "Unprocessable Content";
-	case 503: return "Service Unavailable";
-	default:  return "Internal Server Error";
-	}
-}
-
 void
 problem_field(struct req *r, const char *field, const char *message)
 {
@@ -60,7 +42,7 @@ problem_send(struct req *r, int status, const char *code, const char *detail)
 		type[i] = type[i] == '_' ? '-' : (char)tolower((unsigned char)type[i]);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "type", type);
-	cJSON_AddStringToObject(doc, "title", status_title(status));
+	cJSON_AddStringToObject(doc, "title", http_reason(status));
 	cJSON_AddNumberToObject(doc, "status", status);
 	cJSON_AddStringToObject(doc, "detail", detail);
 	cJSON_AddStringToObject(doc, "instance", r->path != NULL ? r->path : "");
