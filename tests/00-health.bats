@@ -48,7 +48,7 @@ load test_helper
 }
 
 @test "Apache listens on 127.0.0.1 only" {
-	! ss -ltnH | awk '{print $4}' | grep -E "^(0\.0\.0\.0|\*|\[::\]):$COURTS_PORT$"
+	! ss -ltnH | awk '{print $4}' | grep -E "^(0\.0\.0\.0|\*|\[::\]):$COURTS_PORT$" || false
 	ss -ltnH | awk '{print $4}' | grep -qx "127.0.0.1:$COURTS_PORT"
 }
 

@@ -167,8 +167,9 @@ extra_apache() {
 		set -a
 		. "$COURTS_STATE/env"
 		for kv in "$@"; do export "${kv?}"; done
+		# fd 3 closed: a server that kept bats' fd 3 would keep bats waiting for it
 		"$COURTS_ROOT/scripts/stack.sh" apache "$COURTS_STATE/extra-$name" "$port" \
-			"$COURTS_MODE" "$COURTS_BUILD" >&2
+			"$COURTS_MODE" "$COURTS_BUILD" >&2 3>&-
 	) || return 1
 	echo "http://127.0.0.1:$port"
 }
