@@ -56,7 +56,7 @@ LIB        := $(BUILD)/libcommon.a
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
-	bats jq curl openssl wrk procps iproute2
+	bats jq curl openssl wrk procps iproute2 time
 
 .PHONY: all build install run test unit token sweep bench clean
 .SECONDARY:
@@ -108,8 +108,10 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) common/*.h
 run: install build
 	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) scripts/run.sh
 
+# both modes unless MODE is given on the command line
 test: install build
-	@BUILD=$(BUILD) MODE=$(MODE) scripts/test.sh $(TESTS)
+	@BUILD=$(BUILD) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi)" \
+		scripts/test.sh $(TESTS)
 
 token: $(TOOLS_BIN)
 	@$(TOOLS_BIN) -k var/keys/jwt_private.pem -s "$(SUB)" -r "$(ROLES)" \

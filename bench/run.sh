@@ -1,0 +1,666 @@
+#!/usr/bin/env bash
+# run.sh: `make bench`. Benchmarks the service as plain CGI and as FastCGI against a trivial
+# C CGI measured in the same rounds, on two generated data sets, and writes bench/results.md.
+# How to read the results and the method: bench/README.md.
+#
+# Everything listens on 127.0.0.1 or a Unix socket under bench/work/, every load is bounded
+# (wrk -d, curl --max-time, timeout), and everything started here is stopped by PID when the
+# script ends, whether it succeeds, fails or is interrupted.
+#
+# Settings (environment): BUILD (build directory, default build), BENCH_SECONDS (length of one
+# measured wrk run, default 5), BENCH_WARMUP (default 2), BENCH_ROUNDS (default 3),
+# BENCH_MODES (default "cgi fastcgi"), BENCH_CASES (default: all, see CASES below),
+# BENCH_CITY_VENUES (default 10000; players and requests scale with it).
+set -euo pipefail
+# the benchmark always runs on its own database and keys
+unset EXTERNAL_DATABASE_URL JWT_PUBLIC_KEY_FILE
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-build}
+[[ $build == /* ]] || build=$root/$build
+build=$(cd "$build" && pwd)
+bench=$root/bench
+work=$bench/work
+state=$work/state
+tstate=$work/trivial
+results=$bench/results.md
+
+secs=${BENCH_SECONDS:-5}
+warmup=${BENCH_WARMUP:-2}
+rounds=${BENCH_ROUNDS:-3}
+modes=${BENCH_MODES:-cgi fastcgi}
+threads=2
+conns=16
+issuer=${JWT_ISSUER:-https://auth.courts.local/}
+audience=${JWT_AUDIENCE:-courts-api}
+
+CASES="trivial health slots owner search_small search_city create"
+cases=${BENCH_CASES:-$CASES}
+city_venues=${BENCH_CITY_VENUES:-10000}
+city_players=$((city_venues * 20))
+city_requests=$((city_venues * 5))
+city_courts=$((city_venues * 4))
+small_venues=100
+small_players=2000
+small_requests=500
+# search centre: the middle of the generated area; the request walk and the slots probe
+# use dates on which the data sets hold nothing or exactly one request per court
+centre_lat=40.45
+centre_lng=-3.70
+
+declare -A label prog status
+label[trivial]="trivial CGI (floor)"
+label[health]="GET /actuator/health (reference: program + DB ping)"
+label[slots]="GET /api/resources/{id}/slots"
+label[owner]="GET /api/owner/venues (20 venues)"
+label[search_small]="GET /api/match/search (SMALL)"
+label[search_city]="GET /api/match/search (CITY)"
+label[create]="POST /api/match/requests (new slot each)"
+prog[health]=health.cgi
+prog[slots]=public.cgi
+prog[owner]=owner.cgi
+prog[search_small]=search.cgi
+prog[search_city]=search.cgi
+prog[create]=requests.cgi
+
+log() { printf '%s bench: %s\n' "$(date +%T)" "$*" >&2; }
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
+fmt() { awk -v v="$1" -v d="${2:-2}" 'BEGIN { printf "%.*f", d, v }'; }
+none_done=1000000000	# latency sentinel: no request finished within the run
+ms_cell() {	# latency in ms for the tables
+	if fcmp "$1" ">=" "$none_done"; then echo "none done in ${secs} s"; else fmt "$1" "${2:-2}"; fi
+}
+ms_unit() { if fcmp "$1" ">=" "$none_done"; then ms_cell "$1"; else echo "$(fmt "$1" "${2:-2}") ms"; fi; }
+verdict() {	# value op limit -> yes / **NO**
+	if fcmp "$1" "$2" "$3"; then echo yes; else echo "**NO**"; fi
+}
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
+	else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 30000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+	done
+}
+
+# ---- stopping what we started (by PID, also after a failure) -----------------------------
+pid_stop() {	# pidfile: TERM, wait up to 15 s, then KILL
+	local pid deadline
+	[ -f "$1" ] || return 0
+	pid=$(cat "$1")
+	kill -TERM "$pid" 2>/dev/null || true
+	deadline=$((SECONDS + 15))
+	while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$1"
+}
+
+stop_all() {
+	"$root/scripts/stack.sh" stop-apache "$state/small" >/dev/null 2>&1 || true
+	pid_stop "$tstate/run/httpd.pid"
+	"$root/scripts/stack.sh" stop "$state" >/dev/null 2>&1 || true
+}
+
+cleanup() {
+	local rc=$?
+	trap - EXIT INT TERM
+	log "stopping the servers started for the benchmark"
+	stop_all
+	exit "$rc"
+}
+
+# ---- set-up -------------------------------------------------------------------------------
+for t in wrk curl jq psql apache2 cc; do
+	command -v "$t" >/dev/null || { echo "bench: $t is missing (make install)" >&2; exit 1; }
+done
+[ -x "$build/tools/mint-token" ] || { echo "bench: $build/tools/mint-token missing (make build)" >&2; exit 1; }
+
+mkdir -p "$work"
+chmod 755 "$work"
+stop_all	# leftovers of an interrupted earlier run, by their pid files
+rm -rf "$state" "$tstate" "$work/wrk"
+mkdir -p "$work/wrk" "$tstate/run" "$tstate/logs" "$tstate/htdocs" "$tstate/cgi"
+chmod 755 "$tstate" "$tstate/cgi" "$tstate/htdocs"
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+city_port=$(free_port)
+small_port=$(free_port)
+while [ "$small_port" = "$city_port" ]; do small_port=$(free_port); done
+trivial_port=$(free_port)
+while [ "$trivial_port" = "$city_port" ] || [ "$trivial_port" = "$small_port" ]; do
+	trivial_port=$(free_port)
+done
+
+log "starting PostgreSQL and Apache (cgi) under $state"
+"$root/scripts/stack.sh" start "$state" "$city_port" cgi "$build" >"$work/stack.log" 2>&1 ||
+	{ cat "$work/stack.log" >&2; exit 1; }
+# shellcheck disable=SC1091
+. "$state/env"
+pg_admin="host=$state/pgsock port=5432 user=postgres"
+city_db="host=$state/pgsock port=5432 dbname=courts user=courts"
+small_db="host=$state/pgsock port=5432 dbname=courts_small user=courts"
+asql() { psql "$pg_admin dbname=${DB:-courts}" -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+
+# SMALL lives in its own database, a copy of the freshly migrated one
+DB=postgres asql -c "CREATE DATABASE courts_small TEMPLATE courts OWNER courts"
+
+load() {	# db venues players requests -> prints seconds
+	local db=$1 t0
+	t0=$(now_ms)
+	DB=$db asql -v venues="$2" -v players="$3" -v requests="$4" -v issuer="$issuer" \
+		-f "$bench/data.sql" >"$work/load-$db.log" 2>&1 || { cat "$work/load-$db.log" >&2; return 1; }
+	fmt "$(( $(now_ms) - t0 ))e-3" 1
+}
+log "loading CITY ($city_venues venues, $city_courts courts, $city_players players, $city_requests requests)"
+load_city=$(load courts "$city_venues" "$city_players" "$city_requests")
+log "CITY loaded in ${load_city} s"
+load_small=$(load courts_small "$small_venues" "$small_players" "$small_requests")
+log "SMALL loaded in ${load_small} s"
+asql -c "CHECKPOINT" >/dev/null
+
+# ---- the floor: a trivial CGI behind its own Apache (same MPM, cgid and settings) ----------
+cc -O2 -o "$tstate/cgi/trivial.cgi" "$bench/trivial.c"
+chmod 755 "$tstate/cgi/trivial.cgi"
+targs=(-f "$bench/trivial-httpd.conf" -C "Define BENCH_STATE $tstate"
+	-C "Define BENCH_CGI $tstate/cgi" -C "Define BENCH_LISTEN 127.0.0.1:$trivial_port")
+[ "$(id -u)" -eq 0 ] && targs+=(-D RUN_AS_WWW_DATA)
+apache2 "${targs[@]}" -k start || { cat "$tstate/logs/error.log" >&2 || true; exit 1; }
+deadline=$((SECONDS + 20))
+until curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$trivial_port/trivial"; do
+	[ $SECONDS -lt $deadline ] || { echo "bench: trivial Apache did not answer" >&2; exit 1; }
+	sleep 0.1
+done
+
+# ---- tokens and fixed inputs ---------------------------------------------------------------
+mint() { "$build/tools/mint-token" -k "$state/keys/jwt_private.pem" -s "$1" -r "$2" \
+	-i "$issuer" -a "$audience" -e 7200; }
+owner_token=$(mint bench-owner-1 OWNER)
+player_token=$(mint bench-player-2 "")
+creator_token=$(mint bench-player-3 "")
+madrid_date() { TZ=Europe/Madrid date -d "+$1 days" +%F; }
+search_date=$(madrid_date 3)
+# court 1 has exactly one live request, on day 1 of the data set's two weeks
+slots_resource=$(asql -c "SELECT md5('bench-resource-1')::uuid")
+slots_date=$(asql -c "SELECT booking_date FROM match_requests WHERE resource_id = '$slots_resource' ORDER BY booking_date LIMIT 1")
+asql -c "SELECT id || ' ' || slot_duration_minutes FROM resources ORDER BY id" >"$work/create-ids.txt"
+create_day=15	# walk dates: one per wrk run, after the data sets' two weeks
+search_q="lat=$centre_lat&lng=$centre_lng&date=$search_date&startTimeFrom=18:00:00&startTimeTo=20:00:00"
+
+case_url() {
+	case $1 in
+	trivial) echo "http://127.0.0.1:$trivial_port/trivial" ;;
+	health) echo "http://127.0.0.1:$city_port/actuator/health" ;;
+	slots) echo "http://127.0.0.1:$city_port/api/resources/$slots_resource/slots?date=$slots_date" ;;
+	owner) echo "http://127.0.0.1:$city_port/api/owner/venues" ;;
+	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
+	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
+	create) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
+	esac
+}
+case_token() {
+	case $1 in
+	owner) echo "$owner_token" ;;
+	search_small | search_city) echo "$player_token" ;;
+	create) echo "$creator_token" ;;
+	esac
+}
+
+# The first answer of a case decides whether it is measured: a program that is not built or
+# a route the program does not have (the catch-all 404) is "n/a (endpoint missing)".
+probe() {
+	local c=$1 tok code body=$work/probe-$1.json
+	local args=(-s -o "$body" -w '%{http_code}' --max-time 30)
+	if [ -n "${prog[$c]:-}" ] && [ ! -x "$build/cgi-bin/${prog[$c]}" ]; then
+		status[$c]="n/a (endpoint missing: ${prog[$c]} not built)"
+		return
+	fi
+	tok=$(case_token "$c")
+	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
+	if [ "$c" = create ]; then
+		local d id dur
+		d=$(madrid_date $create_day)
+		create_day=$((create_day + 1))
+		read -r id dur <"$work/create-ids.txt"
+		args+=(-X POST -H 'Content-Type: application/json' --data "$(jq -nc --arg id "$id" \
+			--arg d "$d" --argjson dur "$dur" --argjson lat "$centre_lat" --argjson lng "$centre_lng" \
+			'{resourceId: $id, bookingDate: $d, startTime: "08:00:00", slotDurationMinutes: $dur,
+			  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: $lat, searchLng: $lng}')")
+	fi
+	code=$(curl "${args[@]}" "$(case_url "$c")") || code=000
+	if [[ $code == 2?? ]]; then
+		status[$c]=ok
+	elif [ "$code" = 404 ] && [ "$(jq -r '.code + "|" + .detail' "$body" 2>/dev/null)" = \
+		"NOT_FOUND|No such endpoint." ]; then
+		status[$c]="n/a (endpoint missing)"
+	else
+		status[$c]="n/a (probe answered $code $(jq -r '.code // empty' "$body" 2>/dev/null || true))"
+	fi
+}
+
+# wrk output -> "req/s p50_ms p99_ms non2xx socket_errors"; when no request finished within
+# the run, p50 and p99 are the sentinel $none_done (slower than the run is long)
+parse_wrk() {
+	awk 'function ms(v) {
+		if (v ~ /us$/) return substr(v, 1, length(v) - 2) / 1000
+		if (v ~ /ms$/) return substr(v, 1, length(v) - 2) + 0
+		if (v ~ /m$/) return substr(v, 1, length(v) - 1) * 60000
+		if (v ~ /s$/) return substr(v, 1, length(v) - 1) * 1000
+		return v + 0 }
+	$1 == "50%" { p50 = ms($2) }
+	$1 == "99%" { p99 = ms($2) }
+	/^Requests\/sec:/ { rps = $2 }
+	/ requests in / { done = $1 }
+	/Non-2xx or 3xx responses:/ { non = $NF }
+	/Socket errors:/ { gsub(",", ""); err = $4 + $6 + $8 + $10 }
+	END { if (rps == "") exit 1; if (done == 0) p50 = p99 = 1e9; printf "%.1f %.3f %.3f %d %d\n", rps, p50, p99, non, err }' "$1"
+}
+
+# run_case CASE SECONDS OUTFILE: one bounded wrk run of the case
+run_case() {
+	local c=$1 d=$2 out=$3 tok
+	local args=(-t"$threads" -c"$conns" -d"${d}s" --latency --timeout 10s)
+	tok=$(case_token "$c")
+	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
+	if [ "$c" = create ]; then
+		args+=(-s "$bench/create.lua")
+		BENCH_CREATE_IDS="$work/create-ids.txt" BENCH_CREATE_DATE=$(madrid_date $create_day) \
+		BENCH_CREATE_THREADS=$threads BENCH_CREATE_LAT=$centre_lat BENCH_CREATE_LNG=$centre_lng \
+			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
+		create_day=$((create_day + 1))
+	else
+		timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
+	fi
+}
+
+# settle: after a wrk run, waits (at most 60 s) until no statement of the service runs any
+# more, so that requests still in flight when wrk stopped do not slow the next case down
+settle() {
+	local deadline=$((SECONDS + 60)) n
+	sleep 0.3
+	while [ $SECONDS -lt $deadline ]; do
+		n=$(asql -c "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'
+			AND state <> 'idle' AND pid <> pg_backend_pid()")
+		[ "$n" = 0 ] && return 0
+		sleep 0.2
+	done
+	log "statements still running 60 s after wrk stopped"
+}
+
+# one_client CASE: p50 in ms of wrk with one connection for 3 s (the service time of one request)
+one_client() {
+	local out=$work/wrk/$mode-1client-$1.txt tok args=(-t1 -c1 -d3s --latency --timeout 10s)
+	tok=$(case_token "$1")
+	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
+	timeout 40 wrk "${args[@]}" "$(case_url "$1")" >"$out" 2>&1 || true
+	settle
+	parse_wrk "$out" | awk '{ print $2 }'
+}
+
+apache_mode() {	# restart the two service Apaches (CITY and SMALL) in a mode; keeps the database
+	local mode=$1
+	"$root/scripts/stack.sh" stop-apache "$state"
+	"$root/scripts/stack.sh" stop-apache "$state/small"
+	(
+		set -a
+		# shellcheck disable=SC1091
+		. "$state/env"
+		"$root/scripts/stack.sh" apache "$state" "$city_port" "$mode" "$build"
+		DATABASE_URL=$small_db "$root/scripts/stack.sh" apache "$state/small" "$small_port" "$mode" "$build"
+	) >"$work/apache-$mode.log" 2>&1 || { cat "$work/apache-$mode.log" >&2; return 1; }
+}
+
+# ---- the rounds -----------------------------------------------------------------------------
+runs=$work/runs.tsv
+: >"$runs"
+declare -A mode_status one
+for mode in $modes; do
+	log "mode $mode: (re)starting the service Apaches"
+	apache_mode "$mode"
+	for c in $cases; do
+		[ "$c" = trivial ] && { status[$c]=ok; continue; }
+		probe "$c"
+		mode_status[$mode.$c]=${status[$c]}
+		[ "${status[$c]}" = ok ] || log "$mode $c: ${status[$c]}"
+	done
+	mode_status[$mode.trivial]=ok
+	log "mode $mode: warm-up ${warmup}s per case"
+	for c in $cases; do
+		[ "${status[$c]}" = ok ] || continue
+		run_case "$c" "$warmup" "$work/wrk/$mode-warmup-$c.txt"
+		settle
+	done
+	for round in $(seq 1 "$rounds"); do
+		for c in $cases; do
+			[ "${status[$c]}" = ok ] || continue
+			out=$work/wrk/$mode-$round-$c.txt
+			run_case "$c" "$secs" "$out"
+			settle
+			if line=$(parse_wrk "$out"); then
+				echo "$mode $round $c $line" >>"$runs"
+				rps=${line%% *}
+				[ "$c" = trivial ] && floor_rps=$rps
+				log "$mode round $round $c: $rps req/s, p50/p99 $(echo "$line" | awk '{ print $2 "/" $3 }') ms," \
+					"non-2xx $(echo "$line" | awk '{ print $4 }'), $(awk -v a="$rps" -v b="${floor_rps:-0}" \
+					'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "n/a" }')x the trivial CGI"
+			else
+				log "$mode round $round $c: wrk gave no result (see $out)"
+			fi
+		done
+	done
+
+	for c in health slots owner search_small search_city; do
+		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
+	done
+
+	# the search's plan, captured from the statement the endpoint really runs (auto_explain on
+	# the sessions of plain-CGI requests; nested statements are not logged)
+	if [ "$mode" = cgi ] && [ "${status[search_city]:-}" = ok ]; then
+		pglog=$state/log/postgresql.log
+		asql -c "LOAD 'auto_explain'" \
+			-c "ALTER SYSTEM SET session_preload_libraries = 'auto_explain'" \
+			-c "ALTER SYSTEM SET auto_explain.log_min_duration = 0" \
+			-c "ALTER SYSTEM SET auto_explain.log_analyze = on" \
+			-c "ALTER SYSTEM SET auto_explain.log_buffers = on" \
+			-c "ALTER SYSTEM SET log_min_messages = 'log'" \
+			-c "SELECT pg_reload_conf()" >/dev/null
+		sleep 0.5	# the postmaster rereads its configuration asynchronously
+		off=$(stat -c %s "$pglog")
+		curl -s -o /dev/null --max-time 60 -H "Authorization: Bearer $player_token" \
+			"$(case_url search_city)" || true
+		sleep 0.2
+		tail -c +$((off + 1)) "$pglog" >"$work/search-plan-raw.txt"
+		asql -c "ALTER SYSTEM RESET session_preload_libraries" \
+			-c "ALTER SYSTEM RESET auto_explain.log_min_duration" \
+			-c "ALTER SYSTEM RESET auto_explain.log_analyze" \
+			-c "ALTER SYSTEM RESET auto_explain.log_buffers" \
+			-c "ALTER SYSTEM RESET log_min_messages" \
+			-c "SELECT pg_reload_conf()" >/dev/null
+		# keep the one plan of the search statement
+		awk '/^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] / { keep = /duration: .* plan:/ } keep' \
+			"$work/search-plan-raw.txt" |
+			awk '/duration: .* plan:/ { n++ } { b[n] = b[n] $0 "\n" }
+			     END { for (i = 1; i <= n; i++) if (b[i] ~ /match_search/) { printf "%s", b[i]; exit } }' \
+			>"$work/search-plan.txt"
+	fi
+done
+
+# ---- one plain-CGI request's peak memory -------------------------------------------------------
+rss_kb() {	# program request-uri query [authorization] -> max RSS in kB, or nothing
+	local p=$1 uri=$2 q=$3 authz=${4:-} out=$work/rss-out.txt tv=$work/rss-time.txt
+	[ -x /usr/bin/time ] && [ -x "$build/cgi-bin/$p" ] || return 0
+	local vars=(PATH=/usr/bin:/bin GATEWAY_INTERFACE=CGI/1.1 SERVER_PROTOCOL=HTTP/1.1
+		REQUEST_METHOD=GET "REQUEST_URI=$uri" "QUERY_STRING=$q" "DATABASE_URL=$city_db"
+		"JWT_PUBLIC_KEY_FILE=$JWT_PUBLIC_KEY_FILE" "JWT_ISSUER=$issuer" "JWT_AUDIENCE=$audience")
+	[ -n "$authz" ] && vars+=("HTTP_AUTHORIZATION=$authz")
+	timeout 30 env -i "${vars[@]}" /usr/bin/time -v -o "$tv" "$build/cgi-bin/$p" \
+		</dev/null >"$out" 2>/dev/null || return 0
+	# a response with a Status line other than 200 did not do the work being measured
+	if grep -q '^Status: [^2]' "$out"; then return 0; fi
+	awk -F': ' '/Maximum resident set size/ { print $2 }' "$tv"
+}
+rss_max() {	# the largest of 3 runs of rss_kb
+	local v best="" _
+	for _ in 1 2 3; do
+		v=$(rss_kb "$@")
+		[ -n "$v" ] && { [ -z "$best" ] || [ "$v" -gt "$best" ]; } && best=$v
+	done
+	echo "$best"
+}
+rss_slots=""
+rss_owner=""
+if [ -x /usr/bin/time ]; then
+	rss_slots=$(rss_max public.cgi "/api/resources/$slots_resource/slots?date=$slots_date" "date=$slots_date")
+	rss_owner=$(rss_max owner.cgi /api/owner/venues "" "Bearer $owner_token")
+fi
+
+# ---- the sweeper on expired holds ------------------------------------------------------------
+# holds COUNT FIRST_DAY TAG: COUNT PENDING_PAYMENT holds on CITY courts that expired 1..11
+# minutes ago, one per court and day from FIRST_DAY days ahead on, ids named after TAG
+holds() {
+	asql -v holds="$1" -v day0="$2" -v tag="$3" -v courts="$city_courts" -v players="$city_players" <<-'SQL'
+	BEGIN;
+	CREATE TEMP TABLE bench_hold ON COMMIT DROP AS
+	SELECT n, c, (now() AT TIME ZONE 'Europe/Madrid')::date + :day0 + n / :courts AS booking_date,
+	       time '08:00' + make_interval(mins => (n * 5) % CASE WHEN c % 4 = 0 THEN 14 ELSE 9 END
+	                                           * CASE WHEN c % 4 = 0 THEN 60 ELSE 90 END) AS start_time,
+	       make_interval(mins => CASE WHEN c % 4 = 0 THEN 60 ELSE 90 END) AS len,
+	       1 + (n::bigint * 7919 + 17) % :players AS p
+	  FROM (SELECT n, n % :courts + 1 AS c FROM generate_series(0, :holds - 1) n) g;
+	INSERT INTO match_requests (id, resource_id, organizer_id, booking_date, start_time, end_time,
+	                            starts_at, ends_at, format, skill_level, status, team_size,
+	                            court_price, price_per_player, currency, search_latitude,
+	                            search_longitude, search_radius_km, expires_at, created_at, updated_at)
+	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-resource-' || h.c)::uuid,
+	       md5('bench-player-' || h.p)::uuid, h.booking_date, h.start_time, h.start_time + h.len,
+	       (h.booking_date + h.start_time) AT TIME ZONE 'Europe/Madrid',
+	       (h.booking_date + h.start_time + h.len) AT TIME ZONE 'Europe/Madrid',
+	       'TWO_VS_TWO', 'INTERMEDIATE', 'PENDING_PAYMENT', 2, 20.00, 5.00, 'EUR', 40.45, -3.70, 10,
+	       now() - make_interval(secs => 60 + h.n % 600),
+	       now() - make_interval(secs => 960 + h.n % 600), now() - make_interval(secs => 960 + h.n % 600)
+	  FROM bench_hold h;
+	INSERT INTO match_players (match_request_id, player_id, team, role, joined_at)
+	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-player-' || h.p)::uuid,
+	       'TEAM_A', 'ORGANIZER', now() - make_interval(secs => 960 + h.n % 600)
+	  FROM bench_hold h;
+	INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status, created_at, updated_at)
+	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-player-' || h.p)::uuid,
+	       'PAYMENT', 5.00, 'EUR', 'PENDING', now() - make_interval(secs => 960 + h.n % 600),
+	       now() - make_interval(secs => 960 + h.n % 600)
+	  FROM bench_hold h;
+	COMMIT;
+	VACUUM ANALYZE match_requests, match_players, payments;
+	CHECKPOINT;
+	SQL
+}
+sweep_run() {	# -> "seconds|summary line", or nothing when it failed
+	local t0 t1
+	t0=$(now_ms)
+	if DATABASE_URL=$city_db timeout 300 "$build/cron/sweep" >"$work/sweep-$1.log" 2>&1; then
+		t1=$(now_ms)
+		echo "$(fmt "$((t1 - t0))e-3" 2)|$(tail -n 1 "$work/sweep-$1.log")"
+	fi
+}
+sweep_0="" sweep_50="" sweep_100="" sweep_left=""
+if [ -x "$build/cron/sweep" ]; then
+	log "sweeper: fixed cost, then 50,000 and 100,000 expired holds"
+	sweep_0=$(sweep_run 0)
+	# 50,000 holds from day 40 on, then 100,000 on the days after them (one per court and day)
+	day_b=$((40 + (50000 + city_courts - 1) / city_courts + 1))
+	if holds 50000 40 a >"$work/holds-50k.log" 2>&1; then
+		sweep_50=$(sweep_run 50k)
+	else
+		log "inserting 50,000 holds failed (see $work/holds-50k.log)"
+	fi
+	if holds 100000 "$day_b" b >"$work/holds-100k.log" 2>&1; then
+		sweep_100=$(sweep_run 100k)
+	else
+		log "inserting 100,000 holds failed (see $work/holds-100k.log)"
+	fi
+	sweep_left=$(asql -c "SELECT count(*) FROM match_requests WHERE status = 'PENDING_PAYMENT' AND expires_at <= now()")
+fi
+
+# ---- the report ------------------------------------------------------------------------------
+sizes=$(asql -c "SELECT (SELECT count(*) FROM venues) || ' venues, ' || (SELECT count(*) FROM resources)
+	|| ' courts, ' || (SELECT count(*) FROM players) || ' players, ' || (SELECT count(*) FROM match_requests
+	WHERE status IN ('OPEN', 'MATCHED') AND booking_date <= (now() AT TIME ZONE 'Europe/Madrid')::date + 14)
+	|| ' live requests'")
+small_sizes=$(DB=courts_small asql -c "SELECT (SELECT count(*) FROM venues) || ' venues, ' ||
+	(SELECT count(*) FROM resources) || ' courts, ' || (SELECT count(*) FROM players) || ' players, ' ||
+	(SELECT count(*) FROM match_requests) || ' live requests'")
+
+# per (mode, case): median req/s, p50, p99 over the rounds, summed non-2xx and socket errors,
+# and the median of the per-round ratios to the trivial CGI of the same round
+col() { awk -v m="$1" -v c="$2" -v k="$3" '$1 == m && $3 == c { print $k }' "$runs"; }
+ratio_med() {
+	awk -v m="$1" -v c="$2" '$1 == m && $3 == "trivial" { t[$2] = $4 }
+		$1 == m && $3 == c { r[$2] = $4 }
+		END { for (k in r) if (t[k] > 0) print r[k] / t[k] }' "$runs" | median
+}
+p50_ratio_med() {	# median over rounds of p50(search_city) / p50(search_small)
+	awk -v m="$1" '$1 == m && $3 == "search_small" { s[$2] = $5 } $1 == m && $3 == "search_city" { c[$2] = $5 }
+		END { for (k in c) if (s[k] > 0) print c[k] / s[k] }' "$runs" | median
+}
+sum_col() { col "$@" | awk '{ s += $1 } END { print s + 0 }'; }
+
+target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
+	case $1.$2 in
+	fastcgi.slots) echo "1.6|20||>= 1.6x, p99 < 20 ms" ;;
+	fastcgi.owner) echo "3.0|20||>= 3.0x, p99 < 20 ms" ;;
+	fastcgi.search_small) echo "1.0|||>= 1.0x" ;;
+	fastcgi.search_city) echo "1.0||30|>= 1.0x, p50 < 30 ms" ;;
+	cgi.slots) echo "0.25|||>= 0.25x" ;;
+	*.create) echo "|||every request 2xx" ;;
+	*) echo "|||-" ;;
+	esac
+}
+
+table=$work/table.md
+{
+	echo "| case | mode | req/s | p50 ms | p99 ms | non-2xx | ratio to trivial | target | met? |"
+	echo "|---|---|---:|---:|---:|---:|---:|---|---|"
+	for mode in $modes; do
+		for c in $cases; do
+			st=${mode_status[$mode.$c]:-ok}
+			m=$mode
+			[ "$c" = trivial ] && m="cgi (floor of the $mode rounds)"
+			IFS='|' read -r tmin tp99 tp50 ttext < <(target_of "$mode" "$c")
+			if [ "$st" != ok ] || [ -z "$(col "$mode" "$c" 4)" ]; then
+				[ "$st" = ok ] && st="n/a (wrk gave no result)"
+				echo "| ${label[$c]} | $m | $st | | | | | $ttext | $( [ "$ttext" = - ] && echo - || echo "not measured") |"
+				continue
+			fi
+			rps=$(col "$mode" "$c" 4 | median)
+			p50=$(col "$mode" "$c" 5 | median)
+			p99=$(col "$mode" "$c" 6 | median)
+			non=$(sum_col "$mode" "$c" 7)
+			errs=$(sum_col "$mode" "$c" 8)
+			ratio=$(ratio_med "$mode" "$c")
+			met="" why=()
+			if [ -n "$tmin" ]; then fcmp "$ratio" ">=" "$tmin" || why+=("ratio $(fmt "$ratio" 2)x < ${tmin}x"); fi
+			if [ -n "$tp99" ]; then fcmp "$p99" "<" "$tp99" || why+=("p99 $(ms_unit "$p99" 1) >= $tp99 ms"); fi
+			if [ -n "$tp50" ]; then fcmp "$p50" "<" "$tp50" || why+=("p50 $(ms_unit "$p50" 1) >= $tp50 ms"); fi
+			[ $((non + errs)) -eq 0 ] || why+=("$non non-2xx, $errs socket errors")
+			if [ ${#why[@]} -gt 0 ]; then
+				reasons=$(IFS=';'; echo "${why[*]}")
+				met="**NO**: ${reasons//;/; }"
+			elif [ "$ttext" = - ]; then
+				met=-
+			else
+				met=yes
+			fi
+			nontext=$non
+			[ "$errs" -gt 0 ] && nontext="$non (+$errs socket errors)"
+			echo "| ${label[$c]} | $m | $(if fcmp "$rps" "<" 10; then fmt "$rps" 1; else fmt "$rps" 0; fi) | $(ms_cell "$p50") | $(ms_cell "$p99") | $nontext | $(fmt "$ratio" 3) | $ttext | $met |"
+		done
+	done
+} >"$table"
+
+other=$work/other.md
+{
+	echo "| measurement | value | target | met? |"
+	echo "|---|---|---|---|"
+	for mode in $modes; do
+		r="" pc="" ps=""
+		if [ -n "$(col "$mode" search_city 5)" ] && [ -n "$(col "$mode" search_small 5)" ]; then
+			r=$(p50_ratio_med "$mode")
+			pc=$(col "$mode" search_city 5 | median)
+			ps=$(col "$mode" search_small 5 | median)
+		fi
+		if [ -n "$r" ] && fcmp "$pc" ">=" "$none_done"; then
+			echo "| search p50 CITY / SMALL ($mode) | no CITY search finished within a ${secs} s run (SMALL p50 $(ms_unit "$ps")) | <= 2x | **NO** |"
+		elif [ -n "$r" ]; then
+			echo "| search p50 CITY / SMALL ($mode; $(ms_unit "$pc") / $(ms_unit "$ps")) | $(fmt "$r" 2)x | <= 2x | $(verdict "$r" "<=" 2) |"
+		else
+			echo "| search p50 CITY / SMALL ($mode) | n/a (search not measured) | <= 2x | not measured |"
+		fi
+	done
+	for mode in $modes; do
+		for c in health slots owner search_small search_city; do
+			[ -n "${one[$mode.$c]:-}" ] &&
+				echo "| ${label[$c]}, one client ($mode): p50 | $(ms_unit "${one[$mode.$c]}") | - | - |"
+		done
+		if [ -n "${one[$mode.search_city]:-}" ] && [ -n "${one[$mode.search_small]:-}" ] &&
+			fcmp "${one[$mode.search_city]}" "<" "$none_done"; then
+			r=$(awk -v a="${one[$mode.search_city]}" -v b="${one[$mode.search_small]}" 'BEGIN { if (b > 0) print a / b }')
+			echo "| search p50 CITY / SMALL, one client ($mode) | $(fmt "$r" 2)x | - | - |"
+		fi
+	done
+	if [ -n "$(col fastcgi search_city 5)" ]; then
+		v=$(col fastcgi search_city 5 | median)
+		echo "| search CITY p50 (fastcgi) | $(ms_unit "$v" 1) | < 30 ms | $(verdict "$v" "<" 30) |"
+	else
+		echo "| search CITY p50 (fastcgi) | n/a (not measured) | < 30 ms | not measured |"
+	fi
+	if [ ! -x "$build/cron/sweep" ]; then
+		echo "| sweep 100,000 expired holds | n/a (cron/sweep not built) | < 10 s | not measured |"
+	elif [ -z "$sweep_100" ] || [ -z "$sweep_50" ]; then
+		echo "| sweep 100,000 expired holds | n/a (the sweeper failed, see bench/work/sweep-*.log) | < 10 s | **NO** |"
+	else
+		s0=${sweep_0%%|*} s50=${sweep_50%%|*} s100=${sweep_100%%|*}
+		lin=$(awk -v a="$s100" -v b="$s50" 'BEGIN { if (b > 0) print a / b; else print 0 }')
+		echo "| sweep, nothing to do (fixed cost on CITY) | $s0 s | - | - |"
+		echo "| sweep 50,000 expired holds | $s50 s | - | - |"
+		echo "| sweep 100,000 expired holds | $s100 s | < 10 s | $(verdict "$s100" "<" 10) |"
+		echo "| sweep linearity: t(100k) / t(50k) | $(fmt "$lin" 2) | <= 2.5 (2 = linear) | $(verdict "$lin" "<=" 2.5) |"
+		echo "| expired holds left after the sweeps | $sweep_left | 0 | $( [ "$sweep_left" = 0 ] && echo yes || echo "**NO**") |"
+	fi
+	if [ ! -x /usr/bin/time ]; then
+		echo "| peak RSS, one plain-CGI slots request | n/a (/usr/bin/time missing: package time) | < 12 MB | not measured |"
+	elif [ -z "$rss_slots" ]; then
+		echo "| peak RSS, one plain-CGI slots request | n/a (public.cgi missing or not 200) | < 12 MB | not measured |"
+	else
+		mb=$(fmt "$(awk -v k="$rss_slots" 'BEGIN { print k / 1024 }')" 1)
+		echo "| peak RSS, one plain-CGI slots request (max of 3) | $mb MB | < 12 MB | $(verdict "$mb" "<" 12) |"
+	fi
+	[ -n "$rss_owner" ] &&
+		echo "| peak RSS, one plain-CGI owner list with JWT (max of 3) | $(awk -v k="$rss_owner" 'BEGIN { printf "%.1f", k / 1024 }') MB | - | - |"
+	echo "| load CITY (INSERT ... SELECT + VACUUM ANALYZE) | $load_city s | seconds | $(verdict "$load_city" "<" 60) |"
+	echo "| load SMALL | $load_small s | seconds | $(verdict "$load_small" "<" 60) |"
+} >"$other"
+
+plan_summary() {
+	local f=$work/search-plan.txt
+	if [ ! -s "$f" ]; then
+		echo "n/a (search not measured in cgi mode, or no plan was captured)"
+		return
+	fi
+	grep -m1 -o 'duration: [0-9.]* ms' "$f" | sed 's/^/statement /'
+	# the venue scan nodes with their conditions, and the totals
+	awk '/(Scan|scan).* on (venues|players)/ { print; keep = 1; next }
+	     keep && /^[[:space:]]*(Index Cond|Recheck Cond|Filter|Rows Removed|Heap Blocks|Buffers):/ { print; next }
+	     { keep = 0 }
+	     /Planning Time|Execution Time/ { print }' "$f" | sed 's/^\t//'
+	grep -q 'venues_earth_idx' "$f" && echo "=> the venue radius filter uses venues_earth_idx" ||
+		echo "=> venues_earth_idx is NOT used by the captured plan"
+}
+
+machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
+{
+	echo "# Benchmark results"
+	echo
+	echo "Generated by \`make bench\` (bench/run.sh); how to read it: bench/README.md."
+	echo
+	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+	echo "- machine: $machine; wrk, Apache, the programs and PostgreSQL share these cores"
+	echo "- modes: $modes (the trivial CGI floor is always plain CGI, measured in every round)"
+	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI of the same round; non-2xx summed over the rounds"
+	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
+	echo
+	cat "$table"
+	echo
+	echo "## Other measurements"
+	echo
+	cat "$other"
+	echo
+	echo "## Search plan (CITY, captured with auto_explain from one plain-CGI request)"
+	echo
+	echo '```'
+	plan_summary
+	echo '```'
+} >"$results"
+echo
+cat "$results"
