@@ -133,8 +133,9 @@ venues_list(struct req *r)
 	if (!status_filter_or_problem(r, &status))
 		return;
 	db_send_json(r, 200, "Venues",
-	    "SELECT COALESCE(json_agg(json_venue(v) ORDER BY v.created_at, v.id), '[]') "
-	    "FROM venues v WHERE $1::text IS NULL OR v.status = $1::text",
+	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id), '[]') "
+	    "FROM venues v CROSS JOIN LATERAL venue_doc(v) d "
+	    "WHERE $1::text IS NULL OR v.status = $1::text",
 	    status);
 }
 
@@ -200,8 +201,9 @@ resources_list(struct req *r)
 	if (!status_filter_or_problem(r, &status))
 		return;
 	db_send_json(r, 200, "Resources",
-	    "SELECT COALESCE(json_agg(json_resource(x) ORDER BY x.created_at, x.id), '[]') "
-	    "FROM resources x WHERE $1::text IS NULL OR x.status = $1::text",
+	    "SELECT COALESCE(json_agg(d.doc ORDER BY x.created_at, x.id), '[]') "
+	    "FROM resources x CROSS JOIN LATERAL resource_doc(x) d "
+	    "WHERE $1::text IS NULL OR x.status = $1::text",
 	    status);
 }
 

@@ -222,8 +222,8 @@ static void
 venues_list(struct req *r)
 {
 	db_send_json(r, 200, "Venues",
-	    "SELECT COALESCE(json_agg(json_venue(v) ORDER BY v.created_at, v.id), '[]') "
-	    "FROM venues v WHERE v.owner_id = $1::uuid",
+	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id), '[]') "
+	    "FROM venues v CROSS JOIN LATERAL venue_doc(v) d WHERE v.owner_id = $1::uuid",
 	    r->user_id);
 }
 
@@ -406,9 +406,9 @@ static void
 resources_list(struct req *r)
 {
 	db_send_json(r, 200, "Resources",
-	    "SELECT COALESCE(json_agg(json_resource(r) "
-	    "                         ORDER BY v.created_at, v.id, r.created_at, r.id), '[]') "
+	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id, r.created_at, r.id), '[]') "
 	    "  FROM resources r JOIN venues v ON v.id = r.venue_id "
+	    " CROSS JOIN LATERAL resource_doc(r) d "
 	    " WHERE v.owner_id = $1::uuid",
 	    r->user_id);
 }

@@ -43,8 +43,9 @@ venues_list(struct req *r)
 
 	if (!centre) {
 		db_send_json_n(r, 200, "Venues",
-		    "SELECT COALESCE(json_agg(json_venue(v, true) ORDER BY v.name, v.id), '[]') "
-		    "FROM venues v WHERE v.status = 'ACTIVE'", 0, NULL);
+		    "SELECT COALESCE(json_agg(d.doc ORDER BY v.name, v.id), '[]') "
+		    "FROM venues v CROSS JOIN LATERAL venue_doc(v, true) d "
+		    "WHERE v.status = 'ACTIVE'", 0, NULL);
 		return;
 	}
 	/* earth_box narrows through venues_earth_idx (a partial index on ACTIVE venues, hence
@@ -58,10 +59,10 @@ venues_list(struct req *r)
 	    "        FROM venues v, c "
 	    "       WHERE v.status = 'ACTIVE' "
 	    "         AND earth_box(c.e, c.radius_m) @> ll_to_earth(v.latitude, v.longitude)) "
-	    "SELECT COALESCE(json_agg((left(json_venue(n.v, true)::text, -1) "
+	    "SELECT COALESCE(json_agg((left(d.doc::text, -1) "
 	    "                          || ',\"distanceKm\":' || round((n.m / 1000)::numeric, 3) "
 	    "                          || '}')::json ORDER BY n.m, (n.v).id), '[]') "
-	    "FROM n, c WHERE n.m <= c.radius_m",
+	    "FROM n CROSS JOIN LATERAL venue_doc(n.v, true) d, c WHERE n.m <= c.radius_m",
 	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius));
 }
 
@@ -82,8 +83,8 @@ static void
 venue_resources(struct req *r)
 {
 	db_send_json(r, 200, "Venue",
-	    "SELECT COALESCE((SELECT json_agg(json_resource(x) ORDER BY x.created_at, x.id) "
-	    "                   FROM resources x "
+	    "SELECT COALESCE((SELECT json_agg(d.doc ORDER BY x.created_at, x.id) "
+	    "                   FROM resources x CROSS JOIN LATERAL resource_doc(x) d "
 	    "                  WHERE x.venue_id = v.id AND x.status = 'ACTIVE'), '[]') "
 	    "FROM venues v WHERE v.id = $1::uuid AND v.status = 'ACTIVE'",
 	    req_param(r, "venueId"));

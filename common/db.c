@@ -25,6 +25,7 @@ struct stmt {
 
 /* Process state: kept across requests. */
 static PGconn *conn;
+static const char *extra_options = "";
 static struct stmt stmts[STMT_SLOTS];
 
 /* State of the running request (one at a time per process). */
@@ -90,6 +91,7 @@ db_connect(struct req *r)
 	static const char *const keys[] = { "dbname", "options", "application_name",
 	    "connect_timeout", NULL };
 	const char *values[5];
+	char options[256];
 
 	if (conn != NULL && PQstatus(conn) == CONNECTION_OK)
 		return true;
@@ -103,7 +105,9 @@ db_connect(struct req *r)
 	}
 	values[0] = config_get()->database_url;
 	/* UTC session: timestamps are formatted in SQL; venue zones are explicit there */
-	values[1] = "-c TimeZone=UTC -c statement_timeout=15000";
+	snprintf(options, sizeof options, "-c TimeZone=UTC -c statement_timeout=15000 %s",
+	    extra_options);
+	values[1] = options;
 	values[2] = log_program();
 	values[3] = "5";
 	values[4] = NULL;
@@ -307,6 +311,12 @@ db_request_end(struct req *r)
 	}
 	cur.in_tx = false;
 	(void)r;
+}
+
+void
+db_set_options(const char *options)
+{
+	extra_options = options;
 }
 
 void

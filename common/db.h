@@ -61,6 +61,11 @@ bool db_ping(struct req *r);
  * request's results. */
 void db_request_end(struct req *r);
 
+/* Extra server settings for this program's connection, in libpq "options" form
+ * ("-c name=value ..."), sent with the connection request so they cost no round trip.
+ * Call before the first query; the string is borrowed for the life of the process. */
+void db_set_options(const char *options);
+
 /* Closes the connection (process exit, tests). */
 void db_close(void);
 

@@ -5,7 +5,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$root/${BUILD:-build}" && pwd)
-modes=${MODES:-${MODE:-cgi}}
+modes=${MODES:-${MODE:-cgi fastcgi}}
 pass=0 fail=0
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -161,6 +161,7 @@ COMMENT ON COLUMN price_rules.end_time IS 'Exclusive end of the covered start ti
 COMMENT ON COLUMN price_rules.price IS 'Price of one whole slot, exact.';
 COMMENT ON COLUMN price_rules.currency IS 'ISO 4217 code, three upper-case letters.';
 COMMENT ON COLUMN price_rules.created_at IS 'When the rule was added.';
+CREATE INDEX price_rules_resource_idx ON price_rules (resource_id, start_time);
 
 CREATE TABLE resource_images (
     id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),

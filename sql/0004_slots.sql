@@ -20,44 +20,34 @@ CREATE FUNCTION api_time_secs(t time) RETURNS integer
     RETURN extract(epoch FROM t)::integer;
 COMMENT ON FUNCTION api_time_secs(time) IS 'A time as seconds since midnight (24:00:00 is 86400).';
 
--- true when a live match request overlaps [start, end) of the court on that date
-CREATE FUNCTION slot_taken(p_resource uuid, p_date date, p_start time, p_end time, p_now timestamptz)
-    RETURNS boolean
-    LANGUAGE sql STABLE PARALLEL SAFE
-    RETURN EXISTS (
-        SELECT 1 FROM match_requests m
-         WHERE m.resource_id = p_resource
-           AND m.status <> 'CANCELLED'
-           AND NOT (m.status = 'PENDING_PAYMENT' AND m.expires_at <= p_now)
-           AND tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time)
-               && tsrange(p_date + p_start, p_date + p_end));
-COMMENT ON FUNCTION slot_taken(uuid, date, time, time, timestamptz) IS
-    'Whether a live request (expired payment holds excluded) holds part of the slot.';
-
 CREATE FUNCTION resource_slots(p_resource uuid, p_date date, p_now timestamptz DEFAULT now())
     RETURNS TABLE (start_time time, end_time time, available boolean, price numeric, currency char(3))
     LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
+    -- Lateral sub-selects with LIMIT (rather than EXISTS) keep every look-up an index probe
+    -- per court, also when the search inlines this function for thousands of courts.
     SELECT api_secs_time(g.s), api_secs_time(g.s + d.dur),
            d.bookable AND pr.price IS NOT NULL
              AND (p_date + api_secs_time(g.s)) AT TIME ZONE d.timezone > p_now
-             AND NOT slot_taken(p_resource, p_date, api_secs_time(g.s), api_secs_time(g.s + d.dur), p_now),
+             AND taken.found IS NULL,
            pr.price, pr.currency
       FROM (SELECT r.slot_duration_minutes * 60 AS dur,
                    api_time_secs(s.opening_time) AS open_s,
                    api_time_secs(s.closing_time) AS close_s,
                    v.timezone,
-                   r.status = 'ACTIVE' AND v.status = 'ACTIVE'
-                     AND EXISTS (SELECT 1 FROM price_rules p WHERE p.resource_id = r.id) AS bookable,
-                   EXISTS (SELECT 1 FROM venue_holidays h
-                            WHERE h.venue_id = v.id AND h.date = p_date) AS holiday,
+                   r.status = 'ACTIVE' AND v.status = 'ACTIVE' AND anyrule.found IS NOT NULL AS bookable,
+                   hol.found IS NOT NULL AS holiday,
                    CASE WHEN extract(isodow FROM p_date) IN (6, 7) THEN 'WEEKEND' ELSE 'WEEKDAY' END
                        AS day_type
               FROM resources r
               JOIN venues v ON v.id = r.venue_id
               JOIN resource_schedules s ON s.resource_id = r.id
-                                       AND s.day_of_week = extract(isodow FROM p_date)
+                                       AND s.day_of_week = extract(isodow FROM p_date)::smallint
                                        AND s.opening_time IS NOT NULL
+              LEFT JOIN LATERAL (SELECT 1 AS found FROM price_rules p
+                                  WHERE p.resource_id = r.id LIMIT 1) anyrule ON true
+              LEFT JOIN LATERAL (SELECT 1 AS found FROM venue_holidays h
+                                  WHERE h.venue_id = v.id AND h.date = p_date LIMIT 1) hol ON true
              WHERE r.id = p_resource) d
      CROSS JOIN LATERAL generate_series(d.open_s, d.close_s - d.dur, d.dur) AS g(s)
       LEFT JOIN LATERAL (
@@ -69,6 +59,16 @@ BEGIN ATOMIC
                AND api_secs_time(g.s) < p.end_time
              ORDER BY p.day_type = 'HOLIDAY' DESC
              LIMIT 1) pr ON true
+      -- a live request holding part of the slot; a lapsed payment hold is not live
+      LEFT JOIN LATERAL (
+            SELECT 1 AS found
+              FROM match_requests m
+             WHERE m.resource_id = p_resource
+               AND m.status <> 'CANCELLED'
+               AND NOT (m.status = 'PENDING_PAYMENT' AND m.expires_at <= p_now)
+               AND tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time)
+                   && tsrange(p_date + api_secs_time(g.s), p_date + api_secs_time(g.s + d.dur))
+             LIMIT 1) taken ON true
      ORDER BY g.s;
 END;
 COMMENT ON FUNCTION resource_slots(uuid, date, timestamptz) IS

@@ -340,16 +340,41 @@ hold() {
 	# the statement exactly as cgi-bin/search.c sends it
 	stmt=$(sed -n '/"SELECT date_ok, results FROM match_search/,/)",$/p' "$COURTS_ROOT/cgi-bin/search.c" |
 		sed -E 's/^[[:space:]]*"//; s/",?$//' | tr -d '\n')
-	[[ "$stmt" == 'SELECT date_ok, results FROM match_search($1::float8, '*'$10::uuid)' ]]
-	args="('$LAT', '$LNG', '10', '$D', '09:00:00', '12:00:00', '90', 'ANY', '50', '$(user_id "$ME")')"
+	[[ "$stmt" == 'SELECT date_ok, results FROM match_search($1::float8, '*'$11::int)' ]]
+	# with the settings search.c gives its connection
+	opts=$(sed -n 's/.*db_set_options("\(.*\)");.*/\1/p' "$COURTS_ROOT/cgi-bin/search.c")
+	[ "$opts" = "-c enable_bitmapscan=off" ]
+	args="('$LAT', '$LNG', '10', '$D', '09:00:00', '12:00:00', '90', 'ANY', '50', '$(user_id "$ME")', '50')"
 	for mode in force_custom_plan force_generic_plan; do
-		plan=$(sql "PREPARE s AS $stmt; SET plan_cache_mode = $mode; EXPLAIN EXECUTE s $args")
-		grep -q 'venues_earth_idx' <<<"$plan" || { echo "$mode: $plan" >&2; false; }
-		! grep -q 'Seq Scan on venues' <<<"$plan"
-		! grep -q 'Function Scan on match_search' <<<"$plan"
+		plan=$(sql "SET enable_bitmapscan = off; PREPARE s AS $stmt; SET plan_cache_mode = $mode;
+		            EXPLAIN EXECUTE s $args")
+		# venues come nearest first straight from the index (KNN), so a LIMIT can stop there
+		grep -q 'Index Scan using venues_earth_idx' <<<"$plan" || { echo "$mode: $plan" >&2; false; }
+		grep -q 'Order By: ((ll_to_earth' <<<"$plan"
+		! grep -q 'Seq Scan on venues' <<<"$plan" || false
+		! grep -q 'Function Scan on match_search' <<<"$plan" || false
 	done
 	# and the answer is still the one near court
 	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00'
 	expect 200
 	[ "$(jqr -c '[.[].resourceId] | unique')" = "[\"$court\"]" ]
+}
+
+@test "limit caps the results to the nearest slots, and must be between 1 and 200" {
+	near=$(venue_at 0.01)
+	far=$(venue_at 0.05)
+	c_near=$(fixture_court "$near")
+	c_far=$(fixture_court "$far")
+	# each court has three slots starting 08:00-12:00 (08:00, 09:30, 11:00)
+	search 'startTimeFrom=08:00:00&startTimeTo=12:00:00&limit=3'
+	expect 200
+	[ "$(jqr length)" = 3 ]
+	[ "$(jqr -c '[.[].resourceId] | unique')" = "[\"$c_near\"]" ]
+	search 'startTimeFrom=08:00:00&startTimeTo=12:00:00&limit=4'
+	expect 200
+	[ "$(jqr -c '[.[].resourceId]')" = "[\"$c_near\",\"$c_near\",\"$c_near\",\"$c_far\"]" ]
+	for bad in 0 201 x; do
+		search "startTimeFrom=09:00:00&startTimeTo=12:00:00&limit=$bad"
+		expect_problem 400 VALIDATION_FAILED limit
+	done
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bats
+# The README's player journey is run as written, against the suite's server: if the README
+# and the service drift apart, this fails.
+
+load test_helper
+
+setup() {
+	reset_db
+}
+
+# The shell block under "## A player's whole journey", with API pointed at this suite and
+# `make -s token` minting with the suite's key instead of var/keys.
+journey_script() {
+	awk '/^## A player.s whole journey/ { inside = 1 }
+	     inside && /^```sh$/ { code = 1; next }
+	     code && /^```$/ { exit }
+	     code { print }' "$COURTS_ROOT/README.md"
+}
+
+@test "the README journey runs end to end and leaves the state it describes" {
+	script=$(journey_script)
+	[ -n "$script" ]
+	[[ "$script" == *'API=http://127.0.0.1:8080'* ]]
+	script=${script//API=http:\/\/127.0.0.1:8080/API=$BASE_URL}
+	run bash -c "set -euo pipefail
+		make() { local a sub= roles=
+			for a; do case \$a in SUB=*) sub=\${a#SUB=} ;; ROLES=*) roles=\${a#ROLES=} ;; esac; done
+			'$COURTS_BUILD/tools/mint-token' -k '$JWT_PRIVATE_KEY_FILE' -s \"\$sub\" -r \"\$roles\" \
+				-i '${JWT_ISSUER:-https://auth.courts.local/}' -a '${JWT_AUDIENCE:-courts-api}'
+		}
+		$script"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	# what the story promised, read back from the database
+	[ "$(sql "SELECT status || ' ' || cancel_reason FROM match_requests")" = "CANCELLED ORGANIZER" ]
+	[ "$(sql "SELECT count(*) FROM match_players WHERE left_reason = 'LEFT'")" = 1 ]
+	[ "$(sql "SELECT count(*) FROM payments WHERE kind = 'REFUND'")" = 3 ]
+	[ "$(sql "SELECT string_agg(n.type, ',' ORDER BY n.created_at, n.type)
+	          FROM notifications n JOIN users u ON u.id = n.recipient_id
+	         WHERE u.subject = 'ben'")" = "MATCH_INVITATION,PLAYER_JOINED,PLAYER_LEFT,MATCH_CANCELLED" ]
+	[[ "$output" == *'"status":"OPEN"'* ]]
+}
