@@ -17,6 +17,7 @@
 #include "db.h"
 #include "json.h"
 #include "log.h"
+#include "pool.h"
 #include "problem.h"
 #include "valid.h"
 
@@ -504,31 +505,59 @@ fatal_signal(int sig)
 	_exit(128 + sig);
 }
 
+/* What a worker of the pool (or a FastCGI process of mod_fcgid, on fd 0) serves. */
+static const struct route *serve_routes;
+static size_t serve_nroutes;
+static struct arena *serve_arena;
+
+static int
+serve_fastcgi(int listen_fd)
+{
+	FCGX_Request fr;
+
+	FCGX_InitRequest(&fr, listen_fd, 0);
+	while (FCGX_Accept_r(&fr) >= 0) {
+		request_handle(serve_arena, &fr, serve_routes, serve_nroutes);
+		FCGX_Finish_r(&fr);
+	}
+	db_close();
+	return 0;
+}
+
 int
 http_main(const char *program, const struct route *routes, size_t nroutes)
 {
-	struct arena *a = arena_new();
-	FCGX_Request fr;
+	const char *listen_path = getenv("FCGI_LISTEN"), *workers = getenv("FCGI_WORKERS");
+	int rc = 0, fd;
 
 	log_set_program(program);
-	if (a == NULL)
+	if ((serve_arena = arena_new()) == NULL)
 		return 1;
+	serve_routes = routes;
+	serve_nroutes = nroutes;
 	config_get();
-	if (FCGX_IsCGI()) {
+	if (listen_path != NULL && *listen_path != '\0') {
+		/* a pool of its own, for mod_proxy_fcgi */
+		FCGX_Init();
+		if ((fd = FCGX_OpenSocket(listen_path, 256)) < 0) {
+			log_msg(NULL, "error", "cannot listen on %s", listen_path);
+			rc = 1;
+		} else {
+			rc = pool_run(fd, workers != NULL ? atoi(workers) : 4, serve_fastcgi);
+			unlink(listen_path);
+		}
+	} else if (FCGX_IsCGI()) {
 		signal(SIGSEGV, fatal_signal);
 		signal(SIGBUS, fatal_signal);
 		signal(SIGABRT, fatal_signal);
-		request_handle(a, NULL, routes, nroutes);
+		request_handle(serve_arena, NULL, routes, nroutes);
+		db_close();
 	} else {
+		/* started by mod_fcgid, listening socket on fd 0 */
 		FCGX_Init();
-		FCGX_InitRequest(&fr, 0, 0);
-		while (FCGX_Accept_r(&fr) >= 0) {
-			request_handle(a, &fr, routes, nroutes);
-			FCGX_Finish_r(&fr);
-		}
+		rc = serve_fastcgi(0);
 	}
-	db_close();
 	json_use_arena(NULL);
-	arena_free(a);
-	return 0;
+	arena_free(serve_arena);
+	return rc;
 }

@@ -65,7 +65,9 @@ struct req {
 	void		*private_;	/* driver state: query pairs, transport, results to clear */
 };
 
-/* Runs the program: handles one CGI request, or FastCGI requests until the server stops it.
+/* Runs the program: handles one CGI request; or, started by mod_fcgid, FastCGI requests until
+ * the server stops it; or, with FCGI_LISTEN=/path/to.sock in the environment, listens there
+ * with FCGI_WORKERS (default 4) supervised worker processes for mod_proxy_fcgi (pool.h).
  * program names the executable in log lines. Returns the process exit status. */
 int http_main(const char *program, const struct route *routes, size_t nroutes);
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # stack.sh: start and stop the private PostgreSQL cluster and Apache of one state directory.
 #
-#   scripts/stack.sh start STATE_DIR PORT MODE BUILD_DIR   (MODE: cgi or fastcgi)
+#   scripts/stack.sh start STATE_DIR PORT MODE BUILD_DIR   (MODE: cgi, fastcgi or pool)
 #   scripts/stack.sh stop  STATE_DIR
 #
 # STATE_DIR gets pg/ (cluster), pgsock/ (Unix socket), keys/, apache/ (config run dir, logs).
@@ -88,12 +88,57 @@ keys_make() {
 	fi
 }
 
+# pool mode: every program runs its own supervised set of FastCGI workers on a Unix socket
+# (FCGI_LISTEN), which Apache reaches through mod_proxy_fcgi; as www-data when we are root.
+pool_start() {
+	local state=$1 build=$2 prog name dir=$1/apache/run/pool as=()
+	mkdir -p "$dir"
+	if [ "$(id -u)" -eq 0 ]; then
+		chown www-data:www-data "$dir"
+		as=(setpriv --reuid=www-data --regid=www-data --init-groups)
+	fi
+	for prog in "$build"/cgi-bin/*.cgi; do
+		name=$(basename "$prog" .cgi)
+		FCGI_LISTEN="$dir/$name.sock" FCGI_WORKERS=${FCGI_WORKERS:-4} \
+			"${as[@]}" "$prog" >>"$state/apache/logs/error.log" 2>&1 </dev/null &
+		echo $! >"$dir/$name.pid"
+	done
+	local deadline=$((SECONDS + 20))
+	for prog in "$build"/cgi-bin/*.cgi; do
+		name=$(basename "$prog" .cgi)
+		until [ -S "$dir/$name.sock" ]; do
+			if [ $SECONDS -gt $deadline ]; then
+				echo "stack: the $name pool did not open its socket" >&2
+				exit 1
+			fi
+			sleep 0.05
+		done
+	done
+}
+
+pool_stop() {
+	local pidfile pid deadline
+	for pidfile in "$1"/apache/run/pool/*.pid; do
+		[ -f "$pidfile" ] || continue
+		pid=$(cat "$pidfile")
+		kill -TERM "$pid" 2>/dev/null || true
+		deadline=$((SECONDS + 10))
+		while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+		kill -KILL "$pid" 2>/dev/null || true
+		rm -f "$pidfile"
+	done
+}
+
 apache_start() {
 	local state=$1 port=$2 mode=$3 build=$4 defines=()
 	mkdir -p "$state/apache/run" "$state/apache/logs" "$state/apache/htdocs"
 	chmod 755 "$state/apache"
 	write_env_conf "$state/apache"
 	[ "$mode" = fastcgi ] && defines+=(-D FASTCGI)
+	if [ "$mode" = pool ]; then
+		defines+=(-D FCGIPOOL)
+		pool_start "$state" "$build"
+	fi
 	[ "$(id -u)" -eq 0 ] && defines+=(-D RUN_AS_WWW_DATA)
 	local args=(-f "$root/apache/httpd.conf"
 		-C "Define COURTS_ROOT $root"
@@ -119,6 +164,7 @@ apache_start() {
 
 apache_stop() {
 	local state=$1 pid deadline
+	pool_stop "$state"
 	[ -f "$state/apache/run/httpd.pid" ] || return 0
 	pid=$(cat "$state/apache/run/httpd.pid")
 	kill -TERM "$pid" 2>/dev/null || true

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # test.sh: `make test`. Runs the C unit tests, then the bats suite against a real PostgreSQL
-# and a real Apache (tests/setup_suite.bash) once per mode in $MODES, and ends with one line
-# "N passed, N failed". Arguments, if any, are bats files to run instead of all.
+# and a real Apache (tests/setup_suite.bash) once per mode in $MODES, the modes side by side
+# (each has its own cluster, server and port), and ends with one line "N passed, N failed".
+# Arguments, if any, are bats files to run instead of all.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$root/${BUILD:-build}" && pwd)
 modes=${MODES:-${MODE:-cgi fastcgi}}
 pass=0 fail=0
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
 
 count_tap() {	# reads TAP on stdin, echoes it, adds to pass / fail
 	local line
@@ -26,9 +27,9 @@ echo "# unit tests"
 for t in "$build"/unit/*; do
 	[ -x "$t" ] || continue
 	before=$((pass + fail)) before_fail=$fail
-	"$t" >"$out" 2>&1
+	"$t" >"$work/unit.out" 2>&1
 	rc=$?
-	count_tap <"$out"
+	count_tap <"$work/unit.out"
 	# a unit program that printed nothing, or failed without saying which check, is a failure
 	if [ $((pass + fail)) -eq "$before" ] || { [ "$fail" -eq "$before_fail" ] && [ $rc -ne 0 ]; }; then
 		echo "not ok - $(basename "$t") exited abnormally"
@@ -38,11 +39,17 @@ done
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=("$root"/tests/*.bats)
+pids=()
+for mode in $modes; do
+	(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${files[@]}" \
+		>"$work/bats-$mode.tap" 2>&1; echo "# bats exit $?" >>"$work/bats-$mode.tap") &
+	pids+=($!)
+done
+wait "${pids[@]}"
 for mode in $modes; do
 	echo "# bats suite, $mode mode"
 	before=$((pass + fail))
-	count_tap < <(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${files[@]}" 2>&1;
-		echo "# bats exit $?")
+	count_tap <"$work/bats-$mode.tap"
 	if [ $((pass + fail)) -eq "$before" ]; then
 		echo "# the bats suite ran no test in $mode mode"
 		fail=$((fail + 1))
