@@ -88,6 +88,11 @@ keys_make() {
 	fi
 }
 
+# alive PID: the process exists and is not a zombie waiting for a parent that may never reap it
+alive() {
+	kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]
+}
+
 # pool mode: every program runs its own supervised set of FastCGI workers on a Unix socket
 # (FCGI_LISTEN), which Apache reaches through mod_proxy_fcgi; as www-data when we are root.
 pool_start() {
@@ -123,7 +128,7 @@ pool_stop() {
 		pid=$(cat "$pidfile")
 		kill -TERM "$pid" 2>/dev/null || true
 		deadline=$((SECONDS + 10))
-		while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+		while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
 		kill -KILL "$pid" 2>/dev/null || true
 		rm -f "$pidfile"
 	done
@@ -169,7 +174,7 @@ apache_stop() {
 	pid=$(cat "$state/apache/run/httpd.pid")
 	kill -TERM "$pid" 2>/dev/null || true
 	deadline=$((SECONDS + 15))
-	while kill -0 "$pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
+	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
 	kill -KILL "$pid" 2>/dev/null || true
 	rm -f "$state/apache/run/httpd.pid"
 }

@@ -3,6 +3,7 @@
 # and refunded per the cancellation policy.
 
 load test_helper
+load match_helper
 
 setup() {
 	reset_db
@@ -10,54 +11,6 @@ setup() {
 	COURT=$(fixture_court "$VENUE" 90)
 	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
 	TOKEN=$(token org)
-}
-
-# sql_match ORGANIZER_ID STATUS OFFSET: a TWO_VS_TWO INTERMEDIATE match on $COURT starting at
-# now() + OFFSET (whole minutes; local date and times consistent in Europe/Madrid), players
-# searched within 5 km of (40.42, -3.70), the organizer on TEAM_A having paid 5.00 of the
-# 20.00 court; prints its id.
-sql_match() {
-	sql "WITH k AS (
-	         SELECT ls::date AS d, ls::time AS st,
-	                CASE WHEN (ls + interval '90 minutes')::date = ls::date
-	                     THEN (ls + interval '90 minutes')::time ELSE time '24:00' END AS et
-	           FROM (SELECT date_trunc('minute', now() + interval '$3')
-	                        AT TIME ZONE 'Europe/Madrid' AS ls) x),
-	     m AS (
-	         INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
-	             end_time, starts_at, ends_at, format, skill_level, status, team_size,
-	             court_price, price_per_player, currency, search_latitude, search_longitude,
-	             search_radius_km, expires_at)
-	         SELECT '$COURT', '$1', d, st, et, (d + st) AT TIME ZONE 'Europe/Madrid',
-	                (d + et) AT TIME ZONE 'Europe/Madrid', 'TWO_VS_TWO', 'INTERMEDIATE', '$2',
-	                2, 20.00, 5.00, 'EUR', 40.42, -3.70, 5, now() + interval '15 minutes'
-	           FROM k
-	         RETURNING id, organizer_id),
-	     o AS (INSERT INTO match_players (match_request_id, player_id, team, role)
-	           SELECT id, organizer_id, 'TEAM_A', 'ORGANIZER' FROM m)
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     SELECT id, organizer_id, 'PAYMENT', 5.00, 'EUR', 'PAID' FROM m
-	     RETURNING match_request_id"
-}
-
-# sql_join MATCH PLAYER_ID TEAM: the player joined the match and paid 5.00.
-sql_join() {
-	sql "INSERT INTO match_players (match_request_id, player_id, team, role)
-	     VALUES ('$1', '$2', '$3', 'PLAYER');
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     VALUES ('$1', '$2', 'PAYMENT', 5.00, 'EUR', 'PAID')"
-}
-
-# full_match OFFSET: a MATCHED match of the organizer with p1 (TEAM_A), p2 and p3 (TEAM_B),
-# all INTERMEDIATE players living nearby; sets M, P1, P2, P3.
-full_match() {
-	M=$(sql_match "$ORG" MATCHED "$1")
-	P1=$(fixture_player p1 INTERMEDIATE 40.42 -3.70)
-	P2=$(fixture_player p2 INTERMEDIATE 40.42 -3.70)
-	P3=$(fixture_player p3 INTERMEDIATE 40.42 -3.70)
-	sql_join "$M" "$P1" TEAM_A
-	sql_join "$M" "$P2" TEAM_B
-	sql_join "$M" "$P3" TEAM_B
 }
 
 # weekday_date N: the first Monday..Friday at least N days ahead in Europe/Madrid.
