@@ -3,6 +3,8 @@
 # end, pass or fail. MODE=fastcgi runs the programs under mod_fcgid.
 
 setup_suite() {
+	# free_port and the other helpers
+	. "$BATS_TEST_DIRNAME/test_helper.bash"
 	COURTS_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)
 	export COURTS_ROOT
 	export COURTS_BUILD=${COURTS_BUILD:-$COURTS_ROOT/build}
@@ -35,13 +37,4 @@ teardown_suite() {
 	else
 		rm -rf "$COURTS_STATE"
 	fi
-}
-
-# A TCP port on 127.0.0.1 that nothing listens on.
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 30000))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
 }

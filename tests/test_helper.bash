@@ -160,24 +160,32 @@ local_date() {
 # extra_apache NAME VAR=VALUE...: starts another Apache on the suite's database with the
 # given settings; prints its base URL. Stopped by teardown_suite.
 extra_apache() {
-	local name=$1 port
+	local name=$1 port try
 	shift
-	port=$(free_port)
-	(
-		set -a
-		. "$COURTS_STATE/env"
-		for kv in "$@"; do export "${kv?}"; done
-		# fd 3 closed: a server that kept bats' fd 3 would keep bats waiting for it
-		"$COURTS_ROOT/scripts/stack.sh" apache "$COURTS_STATE/extra-$name" "$port" \
-			"$COURTS_MODE" "$COURTS_BUILD" >&2 3>&-
-	) || return 1
-	echo "http://127.0.0.1:$port"
+	# another suite running side by side may take the port between the look and the bind
+	for try in 1 2 3; do
+		port=$(free_port)
+		if (
+			set -a
+			. "$COURTS_STATE/env"
+			for kv in "$@"; do export "${kv?}"; done
+			# fd 3 closed: a server that kept bats' fd 3 would keep bats waiting for it
+			"$COURTS_ROOT/scripts/stack.sh" apache "$COURTS_STATE/extra-$name" "$port" \
+				"$COURTS_MODE" "$COURTS_BUILD" >&2 3>&-
+		); then
+			echo "http://127.0.0.1:$port"
+			return 0
+		fi
+		"$COURTS_ROOT/scripts/stack.sh" stop-apache "$COURTS_STATE/extra-$name" 3>&- || true
+	done
+	return 1
 }
 
 free_port() {
 	local p
 	while :; do
-		p=$((20000 + RANDOM % 30000))
+		# below Linux's ephemeral range (32768-60999): no client socket can hold the port
+		p=$((20000 + RANDOM % 12000))
 		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 }
