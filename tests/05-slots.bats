@@ -24,20 +24,10 @@ availability() {
 	       FROM resource_slots('$1', '$2', '${3:-$NOW}')"
 }
 
-# hold RESOURCE DATE START END STATUS [EXPIRES_AT]: a match request on the court, as the API
-# would write it (instants in Europe/Madrid); EXPIRES_AT defaults to a day after NOW.
+# hold RESOURCE DATE START END STATUS [EXPIRES_AT]: fixture_hold with a literal expiry that
+# defaults to a day after NOW.
 hold() {
-	local org expires=${6:-2030-06-02 00:00:00+00}
-	org=$(user_id organizer)
-	sql "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
-	         end_time, starts_at, ends_at, format, skill_level, status, team_size, court_price,
-	         price_per_player, currency, search_latitude, search_longitude, search_radius_km,
-	         expires_at, cancel_reason)
-	     SELECT '$1', '$org', d, '$3', '$4', (d + time '$3') AT TIME ZONE 'Europe/Madrid',
-	         (d + time '$4') AT TIME ZONE 'Europe/Madrid', 'TWO_VS_TWO', 'INTERMEDIATE', '$5', 2,
-	         20.00, 5.00, 'EUR', 40.4168, -3.7038, 10, '$expires',
-	         CASE WHEN '$5' = 'CANCELLED' THEN 'ORGANIZER' END
-	       FROM (SELECT date '$2' AS d) x" >/dev/null
+	fixture_hold "$1" "$2" "$3" "$4" "$5" "'${6:-2030-06-02 00:00:00+00}'"
 }
 
 @test "slots run back to back from opening by the slot duration and the last ends by closing" {

@@ -25,14 +25,6 @@ venue_with() {
 	jq -c "$1" <<<"$VENUE"
 }
 
-# same FILTER JSON: the last body through FILTER equals JSON (key order ignored).
-same() {
-	local got want
-	got=$(jq -S -c "$1" <<<"$HTTP_BODY") || return 1
-	want=$(jq -S -c . <<<"$2") || return 1
-	[ "$got" = "$want" ] || { printf 'got:  %s\nwant: %s\n' "$got" "$want" >&2; return 1; }
-}
-
 # aged_venue [STATUS] [SUSPENDED_BY]: a venue of A created and last changed on 2020-01-01,
 # so that a later change of updated_at shows; prints its id.
 aged_venue() {

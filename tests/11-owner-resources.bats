@@ -26,14 +26,6 @@ with() {
 	jq -c "$2" <<<"$1"
 }
 
-# same FILTER JSON: the last body through FILTER equals JSON (key order ignored).
-same() {
-	local got want
-	got=$(jq -S -c "$1" <<<"$HTTP_BODY") || return 1
-	want=$(jq -S -c . <<<"$2") || return 1
-	[ "$got" = "$want" ] || { printf 'got:  %s\nwant: %s\n' "$got" "$want" >&2; return 1; }
-}
-
 # court [VENUE] [STATUS] [SUSPENDED_BY]: a court without schedules, rules or images, created
 # and last changed on 2020-01-01 so that a change of updated_at shows; prints its id.
 court() {

@@ -39,27 +39,17 @@ within_1pct() {
 		{ echo "$1 is not within 1% of $2" >&2; return 1; }
 }
 
-# hold RESOURCE DATE START END STATUS EXPIRES_SQL: a match request on the court.
-hold() {
-	local org
-	org=$(user_id organizer)
-	sql "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
-	         end_time, starts_at, ends_at, format, skill_level, status, team_size, court_price,
-	         price_per_player, currency, search_latitude, search_longitude, search_radius_km,
-	         expires_at, cancel_reason)
-	     SELECT '$1', '$org', d, '$3', '$4', (d + time '$3') AT TIME ZONE 'Europe/Madrid',
-	         (d + time '$4') AT TIME ZONE 'Europe/Madrid', 'TWO_VS_TWO', 'INTERMEDIATE', '$5', 2,
-	         20.00, 5.00, 'EUR', 40.4168, -3.7038, 10, $6,
-	         CASE WHEN '$5' = 'CANCELLED' THEN 'ORGANIZER' END
-	       FROM (SELECT date '$2' AS d) x" >/dev/null
-}
-
 # weekday_price DATE: the fixture court's price on that local date.
 weekday_price() {
 	case $(date -d "$1" +%u) in 6 | 7) echo 30.00 ;; *) echo 20.00 ;; esac
 }
 
 # ---- GET /api/venues ---------------------------------------------------------------------
+
+# hold RESOURCE DATE START END STATUS EXPIRES_SQL: a match request on the court.
+hold() {
+	fixture_hold "$@"
+}
 
 @test "without a centre every ACTIVE venue is listed by name, with every field and no distanceKm" {
 	zeta=$(venue_at Zeta 41.3874 2.1686)

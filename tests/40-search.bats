@@ -34,17 +34,9 @@ venue_at() {
 	echo "$id"
 }
 
-# hold COURT START STATUS [EXPIRES]: a match request holding COURT on D from START for 90 min.
+# hold COURT START STATUS [EXPIRES_SQL]: a match request holding COURT on $D from START for 90 min.
 hold() {
-	sql "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time, end_time,
-	         starts_at, ends_at, format, skill_level, status, team_size, court_price,
-	         price_per_player, currency, search_latitude, search_longitude, search_radius_km,
-	         expires_at, cancel_reason)
-	     VALUES ('$1', '$(user_id "$OWNER")', '$D', '$2', time '$2' + interval '90 min',
-	         ('$D'::date + time '$2') AT TIME ZONE 'Europe/Madrid',
-	         ('$D'::date + time '$2' + interval '90 min') AT TIME ZONE 'Europe/Madrid',
-	         'TWO_VS_TWO', 'BEGINNER', '$3', 2, 20, 5, 'EUR', $LAT, $LNG, 10,
-	         ${4:-now() + interval '15 min'}, CASE WHEN '$3' = 'CANCELLED' THEN 'ORGANIZER' END)" >/dev/null
+	fixture_hold "$1" "$D" "$2" "$(date -u -d "1970-01-01 $2 UTC + 90 minutes" +%T)" "$3" "${4:-}"
 }
 
 @test "search lists the free slots of a nearby court with every field" {

@@ -2,6 +2,7 @@
 # POST /api/match/requests: a player holds a free court slot; the request awaits payment.
 
 load test_helper
+load match_helper
 
 TS_RE='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
 UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
@@ -13,16 +14,6 @@ setup() {
 	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
 	TOKEN=$(token org)
 	DAY=$(weekday_date 3)
-}
-
-# weekday_date N: the first Monday..Friday at least N days ahead in Europe/Madrid.
-weekday_date() {
-	local n=$1 d
-	while :; do
-		d=$(local_date "$n")
-		if [ "$(date -d "$d" +%u)" -le 5 ]; then echo "$d"; return; fi
-		n=$((n + 1))
-	done
 }
 
 # create_body [JQ_FILTER]: a valid body for $COURT on $DAY at 18:30, changed by the filter.

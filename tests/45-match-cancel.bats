@@ -13,16 +13,6 @@ setup() {
 	TOKEN=$(token org)
 }
 
-# weekday_date N: the first Monday..Friday at least N days ahead in Europe/Madrid.
-weekday_date() {
-	local n=$1 d
-	while :; do
-		d=$(local_date "$n")
-		if [ "$(date -d "$d" +%u)" -le 5 ]; then echo "$d"; return; fi
-		n=$((n + 1))
-	done
-}
-
 # cancelled_for PLAYER_ID: "reason refund" of the MATCH_CANCELLED notifications of PLAYER_ID
 # about $M ("null" for no refund).
 cancelled_for() {

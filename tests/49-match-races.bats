@@ -3,6 +3,7 @@
 # decides who gets it (exclusion constraint match_requests_no_double_booking).
 
 load test_helper
+load match_helper
 
 RACERS=20
 
@@ -14,16 +15,6 @@ setup() {
 	for i in $(seq "$RACERS"); do
 		RACER_ID[i]=$(user_id "racer$i")
 		RACER_TOKEN[i]=$(token "racer$i")
-	done
-}
-
-# weekday_date N: the first Monday..Friday at least N days ahead in Europe/Madrid.
-weekday_date() {
-	local n=$1 d
-	while :; do
-		d=$(local_date "$n")
-		if [ "$(date -d "$d" +%u)" -le 5 ]; then echo "$d"; return; fi
-		n=$((n + 1))
 	done
 }
 

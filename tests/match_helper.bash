@@ -1,5 +1,6 @@
 # Fixtures shared by the match request bats files: matches and players made straight in SQL,
-# independent of the endpoints under test. Load after test_helper; they read $COURT and $ORG.
+# independent of the endpoints under test. Load after test_helper; sql_match and full_match
+# read $COURT and $ORG.
 
 # sql_match ORGANIZER_ID STATUS OFFSET: a TWO_VS_TWO INTERMEDIATE match on $COURT starting at
 # now() + OFFSET (whole minutes; local date and times consistent in Europe/Madrid), players
@@ -47,4 +48,14 @@ full_match() {
 	sql_join "$M" "$P1" TEAM_A
 	sql_join "$M" "$P2" TEAM_B
 	sql_join "$M" "$P3" TEAM_B
+}
+
+# weekday_date N: the first Monday..Friday at least N days ahead in Europe/Madrid.
+weekday_date() {
+	local n=$1 d
+	while :; do
+		d=$(local_date "$n")
+		if [ "$(date -d "$d" +%u)" -le 5 ]; then echo "$d"; return; fi
+		n=$((n + 1))
+	done
 }

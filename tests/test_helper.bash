@@ -77,6 +77,14 @@ expect_problem() {
 	done
 }
 
+# same FILTER JSON: the last body through FILTER equals JSON (key order ignored).
+same() {
+	local got want
+	got=$(jq -S -c "$1" <<<"$HTTP_BODY") || return 1
+	want=$(jq -S -c . <<<"$2") || return 1
+	[ "$got" = "$want" ] || { printf 'got:  %s\nwant: %s\n' "$got" "$want" >&2; return 1; }
+}
+
 # ---- tokens ----------------------------------------------------------------------------
 # token SUB [ROLES] [extra mint-token options]: a valid RS256 development token.
 token() {
@@ -137,6 +145,23 @@ fixture_court() {
 	     VALUES ('$id', 'WEEKDAY', '00:00', '24:00', 20.00, 'EUR'),
 	            ('$id', 'WEEKEND', '00:00', '24:00', 30.00, 'EUR')" >/dev/null
 	echo "$id"
+}
+
+# fixture_hold RESOURCE DATE START END STATUS [EXPIRES_SQL]: a match request holding the court
+# from START to END on DATE (instants in Europe/Madrid), as the API would write it; EXPIRES_SQL
+# is an SQL expression (default now() + 15 minutes).
+fixture_hold() {
+	local org
+	org=$(user_id organizer)
+	sql "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
+	         end_time, starts_at, ends_at, format, skill_level, status, team_size, court_price,
+	         price_per_player, currency, search_latitude, search_longitude, search_radius_km,
+	         expires_at, cancel_reason)
+	     SELECT '$1', '$org', d, '$3', '$4', (d + time '$3') AT TIME ZONE 'Europe/Madrid',
+	         (d + time '$4') AT TIME ZONE 'Europe/Madrid', 'TWO_VS_TWO', 'INTERMEDIATE', '$5', 2,
+	         20.00, 5.00, 'EUR', 40.4168, -3.7038, 10, ${6:-now() + interval '15 minutes'},
+	         CASE WHEN '$5' = 'CANCELLED' THEN 'ORGANIZER' END
+	       FROM (SELECT date '$2' AS d) x" >/dev/null
 }
 
 # fixture_player SUB SKILL LAT LNG: a player profile; prints the user id.
