@@ -130,14 +130,16 @@ SELECT md5('bench-request-' || b.n)::uuid, md5('bench-player-' || x.p)::uuid, x.
  WHERE x.ord = 1 OR b.matched;
 
 INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status, provider_ref,
-                      created_at, updated_at)
+                      created_at, updated_at, entry_id)
 SELECT md5('bench-request-' || b.n)::uuid, md5('bench-player-' || x.p)::uuid, 'PAYMENT',
        CASE WHEN x.ord = 1 THEN b.court_price - 3 * trunc(b.court_price / 4, 2)
             ELSE trunc(b.court_price / 4, 2) END,
        'EUR', 'PAID', 'bench-' || b.n || '-' || x.ord,
-       now() - interval '50 minutes', now() - interval '50 minutes'
+       now() - interval '50 minutes', now() - interval '50 minutes', mp.id
   FROM bench_req b
  CROSS JOIN LATERAL (VALUES (1, b.p1), (2, b.p2), (3, b.p3), (4, b.p4)) AS x(ord, p)
+  JOIN match_players mp ON mp.match_request_id = md5('bench-request-' || b.n)::uuid
+                       AND mp.player_id = md5('bench-player-' || x.p)::uuid
  WHERE x.ord = 1 OR b.matched;
 
 -- what the trigger would have kept: team counters equal to the players in each team

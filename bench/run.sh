@@ -446,11 +446,13 @@ holds() {
 	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-player-' || h.p)::uuid,
 	       'TEAM_A', 'ORGANIZER', now() - make_interval(secs => 960 + h.n % 600)
 	  FROM bench_hold h;
-	INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status, created_at, updated_at)
-	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-player-' || h.p)::uuid,
+	INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status, created_at,
+	                      updated_at, entry_id)
+	SELECT mp.match_request_id, mp.player_id,
 	       'PAYMENT', 5.00, 'EUR', 'PENDING', now() - make_interval(secs => 960 + h.n % 600),
-	       now() - make_interval(secs => 960 + h.n % 600)
-	  FROM bench_hold h;
+	       now() - make_interval(secs => 960 + h.n % 600), mp.id
+	  FROM bench_hold h
+	  JOIN match_players mp ON mp.match_request_id = md5('bench-hold-' || :'tag' || '-' || h.n)::uuid;
 	COMMIT;
 	VACUUM ANALYZE match_requests, match_players, payments;
 	CHECKPOINT;

@@ -12,7 +12,7 @@
 #include <libpq-fe.h>
 
 #include "arena.h"
-#include "db.h"
+#include "sql.h"
 #include "http.h"
 #include "input.h"
 #include "problem.h"
@@ -38,11 +38,11 @@ transition_run(struct req *r, const struct transition *t, const char *reason)
 	PGresult *res;
 	const char *before;
 
-	res = db_query_n(r, t->sql, reason != NULL ? 2 : 1, params);
+	res = sql_query_n(r, t->sql, reason != NULL ? 2 : 1, params);
 	if (res == NULL)
 		return;
 	if (*PQgetvalue(res, 0, 0) == 't') {
-		http_send_no_content(r);
+		req_send_no_content(r);
 		return;
 	}
 	if ((before = db_value(res, 0, 1)) == NULL) {
@@ -132,7 +132,7 @@ venues_list(struct req *r)
 
 	if (!status_filter_or_problem(r, &status))
 		return;
-	db_send_json(r, 200, "Venues",
+	sql_send_json(r, 200, "Venues",
 	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id), '[]') "
 	    "FROM venues v CROSS JOIN LATERAL venue_doc(v) d "
 	    "WHERE $1::text IS NULL OR v.status = $1::text",
@@ -144,7 +144,7 @@ venues_list(struct req *r)
 static void
 venue_get(struct req *r)
 {
-	db_send_json(r, 200, "Venue", "SELECT json_venue(v) FROM venues v WHERE v.id = $1::uuid",
+	sql_send_json(r, 200, "Venue", "SELECT json_venue(v) FROM venues v WHERE v.id = $1::uuid",
 	    req_param(r, "venueId"));
 }
 
@@ -200,7 +200,7 @@ resources_list(struct req *r)
 
 	if (!status_filter_or_problem(r, &status))
 		return;
-	db_send_json(r, 200, "Resources",
+	sql_send_json(r, 200, "Resources",
 	    "SELECT COALESCE(json_agg(d.doc ORDER BY x.created_at, x.id), '[]') "
 	    "FROM resources x CROSS JOIN LATERAL resource_doc(x) d "
 	    "WHERE $1::text IS NULL OR x.status = $1::text",
@@ -212,7 +212,7 @@ resources_list(struct req *r)
 static void
 resource_get(struct req *r)
 {
-	db_send_json(r, 200, "Resource",
+	sql_send_json(r, 200, "Resource",
 	    "SELECT json_resource(x) FROM resources x WHERE x.id = $1::uuid",
 	    req_param(r, "resourceId"));
 }

@@ -1,7 +1,7 @@
 /* health: /actuator/health and /actuator/info, for load balancers and operators. */
 #include <cJSON.h>
 
-#include "db.h"
+#include "sql.h"
 #include "http.h"
 
 #ifndef COURTS_VERSION
@@ -16,9 +16,9 @@
 static void
 health(struct req *r)
 {
-	bool up = db_ping(r);
+	bool up = db_ping(r->db);
 
-	http_send_json(r, up ? 200 : 503, up ? "{\"status\":\"UP\"}" : "{\"status\":\"DOWN\"}");
+	req_send_json(r, up ? 200 : 503, up ? "{\"status\":\"UP\"}" : "{\"status\":\"DOWN\"}");
 }
 
 /* GET /actuator/info: 200 with name, version and build. */
@@ -32,7 +32,7 @@ info(struct req *r)
 	    "Court booking and match-making for padel and tennis clubs");
 	cJSON_AddStringToObject(doc, "version", COURTS_VERSION);
 	cJSON_AddStringToObject(doc, "build", COURTS_BUILD);
-	http_send_cjson(r, 200, doc);
+	req_send_cjson(r, 200, doc);
 }
 
 static const struct route routes[] = {

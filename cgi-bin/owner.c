@@ -14,7 +14,7 @@
 #include <strings.h>
 
 #include "config.h"
-#include "db.h"
+#include "sql.h"
 #include "http.h"
 #include "input.h"
 #include "problem.h"
@@ -89,7 +89,7 @@ venue_read_or_problem(struct req *r, struct venue_in *v)
 	body_latitude(r, "latitude", IN_REQUIRED, &v->latitude);
 	body_longitude(r, "longitude", IN_REQUIRED, &v->longitude);
 	if (body_string(r, "timezone", IN_NULLABLE | IN_NOT_BLANK, &v->timezone)) {
-		res = db_query(r, "SELECT 1 FROM pg_timezone_names WHERE name = $1::text",
+		res = sql_query(r, "SELECT 1 FROM pg_timezone_names WHERE name = $1::text",
 		    v->timezone);
 		if (res == NULL)
 			return -1;
@@ -115,7 +115,7 @@ image_read_or_problem(struct req *r, const char **url, const char **public_id)
 static int
 venue_touch_or_problem(struct req *r, const char *venue_id)
 {
-	PGresult *res = db_query(r,
+	PGresult *res = sql_query(r,
 	    "UPDATE venues SET updated_at = now(), "
 	    "    status = CASE WHEN status = 'REJECTED' THEN 'PENDING_APPROVAL' ELSE status END, "
 	    "    reject_reason = CASE WHEN status = 'REJECTED' THEN NULL ELSE reject_reason END "
@@ -135,7 +135,7 @@ venue_touch_or_problem(struct req *r, const char *venue_id)
 static int
 resource_touch_or_problem(struct req *r, const char *resource_id)
 {
-	PGresult *res = db_query(r,
+	PGresult *res = sql_query(r,
 	    "UPDATE resources r SET updated_at = now(), "
 	    "    status = CASE WHEN r.status = 'REJECTED' THEN 'PENDING_APPROVAL' "
 	    "             ELSE r.status END, "
@@ -165,22 +165,22 @@ send_committed(struct req *r, int status, const char *what, PGresult *res)
 		problem_not_found(r, what);
 		return;
 	}
-	if (db_commit(r) != 0)
+	if (sql_commit(r) != 0)
 		return;
-	http_send_json(r, status, PQgetvalue(res, 0, 0));
+	req_send_json(r, status, PQgetvalue(res, 0, 0));
 }
 
 static void
 venue_send_committed(struct req *r, int status, const char *venue_id)
 {
-	send_committed(r, status, "Venue", db_query(r,
+	send_committed(r, status, "Venue", sql_query(r,
 	    "SELECT json_venue(v) FROM venues v WHERE v.id = $1::uuid", venue_id));
 }
 
 static void
 resource_send_committed(struct req *r, int status, const char *resource_id)
 {
-	send_committed(r, status, "Resource", db_query(r,
+	send_committed(r, status, "Resource", sql_query(r,
 	    "SELECT json_resource(r) FROM resources r WHERE r.id = $1::uuid", resource_id));
 }
 
@@ -194,7 +194,7 @@ status_change_answer(struct req *r, const PGresult *res, const char *what, bool 
 	if (res == NULL)
 		return;
 	if (strcmp(PQgetvalue(res, 0, 0), "t") == 0) {
-		http_send_no_content(r);
+		req_send_no_content(r);
 		return;
 	}
 	status = db_value(res, 0, 1);
@@ -221,7 +221,7 @@ status_change_answer(struct req *r, const PGresult *res, const char *what, bool 
 static void
 venues_list(struct req *r)
 {
-	db_send_json(r, 200, "Venues",
+	sql_send_json(r, 200, "Venues",
 	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id), '[]') "
 	    "FROM venues v CROSS JOIN LATERAL venue_doc(v) d WHERE v.owner_id = $1::uuid",
 	    r->user_id);
@@ -236,7 +236,7 @@ venue_create(struct req *r)
 
 	if (venue_read_or_problem(r, &v) != 0)
 		return;
-	db_send_json(r, 201, "Venue",
+	sql_send_json(r, 201, "Venue",
 	    "WITH v AS (INSERT INTO venues (owner_id, name, description, street, city, country, "
 	    "                               postal_code, latitude, longitude, timezone) "
 	    "           VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8::float8, $9::float8, $10) "
@@ -257,7 +257,7 @@ venue_update(struct req *r)
 
 	if (venue_read_or_problem(r, &v) != 0)
 		return;
-	db_send_json(r, 200, "Venue",
+	sql_send_json(r, 200, "Venue",
 	    "WITH v AS (UPDATE venues SET name = $3, description = $4, street = $5, city = $6, "
 	    "               country = $7, postal_code = $8, latitude = $9::float8, "
 	    "               longitude = $10::float8, timezone = COALESCE($11::text, timezone), "
@@ -278,7 +278,7 @@ venue_update(struct req *r)
 static void
 venue_suspend(struct req *r)
 {
-	status_change_answer(r, db_query(r,
+	status_change_answer(r, sql_query(r,
 	    "WITH u AS (UPDATE venues SET status = 'SUSPENDED', suspended_by = 'OWNER', "
 	    "                             updated_at = now() "
 	    "            WHERE id = $1::uuid AND owner_id = $2::uuid AND status = 'ACTIVE' "
@@ -294,7 +294,7 @@ venue_suspend(struct req *r)
 static void
 venue_reactivate(struct req *r)
 {
-	status_change_answer(r, db_query(r,
+	status_change_answer(r, sql_query(r,
 	    "WITH u AS (UPDATE venues SET status = 'ACTIVE', suspended_by = NULL, "
 	    "                             updated_at = now() "
 	    "            WHERE id = $1::uuid AND owner_id = $2::uuid AND status = 'SUSPENDED' "
@@ -315,9 +315,9 @@ venue_image_add(struct req *r)
 
 	if (image_read_or_problem(r, &url, &public_id) != 0)
 		return;
-	if (db_begin(r) != 0 || venue_touch_or_problem(r, id) != 0)
+	if (sql_begin(r) != 0 || venue_touch_or_problem(r, id) != 0)
 		return;
-	if (db_query(r, "INSERT INTO venue_images (venue_id, url, public_id) "
+	if (sql_query(r, "INSERT INTO venue_images (venue_id, url, public_id) "
 	    "VALUES ($1::uuid, $2, $3)", id, url, public_id) == NULL)
 		return;
 	venue_send_committed(r, 200, id);
@@ -331,9 +331,9 @@ venue_image_delete(struct req *r)
 	const char *id = req_param(r, "venueId");
 	PGresult *res;
 
-	if (db_begin(r) != 0 || venue_touch_or_problem(r, id) != 0)
+	if (sql_begin(r) != 0 || venue_touch_or_problem(r, id) != 0)
 		return;
-	res = db_query(r, "DELETE FROM venue_images WHERE id = $1::uuid AND venue_id = $2::uuid "
+	res = sql_query(r, "DELETE FROM venue_images WHERE id = $1::uuid AND venue_id = $2::uuid "
 	    "RETURNING id", req_param(r, "imageId"), id);
 	if (res == NULL)
 		return;
@@ -341,8 +341,7 @@ venue_image_delete(struct req *r)
 		problem_not_found(r, "Image");
 		return;
 	}
-	if (db_commit(r) == 0)
-		http_send_no_content(r);
+	sql_commit_and_no_content(r);
 }
 
 /* ---- holidays ----------------------------------------------------------------------- */
@@ -352,7 +351,7 @@ venue_image_delete(struct req *r)
 static void
 holidays_list(struct req *r)
 {
-	db_send_json(r, 200, "Venue",
+	sql_send_json(r, 200, "Venue",
 	    "SELECT COALESCE((SELECT json_agg(json_build_object('date', h.date, 'name', h.name) "
 	    "                                  ORDER BY h.date) "
 	    "                   FROM venue_holidays h WHERE h.venue_id = v.id), '[]') "
@@ -371,7 +370,7 @@ holiday_create(struct req *r)
 	body_string(r, "name", IN_REQUIRED | IN_NOT_BLANK, &name);
 	if (problem_fields_or_send(r) != 0)
 		return;
-	db_send_json(r, 201, "Venue",
+	sql_send_json(r, 201, "Venue",
 	    "INSERT INTO venue_holidays (venue_id, date, name) "
 	    "SELECT v.id, $3::date, $4 FROM venues v "
 	    " WHERE v.id = $1::uuid AND v.owner_id = $2::uuid "
@@ -384,7 +383,7 @@ holiday_create(struct req *r)
 static void
 holiday_delete(struct req *r)
 {
-	PGresult *res = db_query(r,
+	PGresult *res = sql_query(r,
 	    "DELETE FROM venue_holidays h USING venues v "
 	    " WHERE h.venue_id = $1::uuid AND h.date = $2::date "
 	    "   AND v.id = h.venue_id AND v.owner_id = $3::uuid RETURNING 1",
@@ -395,7 +394,7 @@ holiday_delete(struct req *r)
 	if (PQntuples(res) == 0)
 		problem_not_found(r, "Holiday");
 	else
-		http_send_no_content(r);
+		req_send_no_content(r);
 }
 
 /* ---- resources ---------------------------------------------------------------------- */
@@ -405,7 +404,7 @@ holiday_delete(struct req *r)
 static void
 resources_list(struct req *r)
 {
-	db_send_json(r, 200, "Resources",
+	sql_send_json(r, 200, "Resources",
 	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id, r.created_at, r.id), '[]') "
 	    "  FROM resources r JOIN venues v ON v.id = r.venue_id "
 	    " CROSS JOIN LATERAL resource_doc(r) d "
@@ -430,7 +429,7 @@ resource_create(struct req *r)
 		    "must be between 15 and 240 and a multiple of 5");
 	if (problem_fields_or_send(r) != 0)
 		return;
-	db_send_json(r, 201, "Venue",
+	sql_send_json(r, 201, "Venue",
 	    "WITH r AS (INSERT INTO resources (venue_id, name, description, type, "
 	    "                                  slot_duration_minutes) "
 	    "           SELECT v.id, $3, $4, $5, $6::integer FROM venues v "
@@ -463,9 +462,9 @@ resource_schedule_put(struct req *r)
 		problem_field(r, "closingTime", "must be after openingTime");
 	if (problem_fields_or_send(r) != 0)
 		return;
-	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+	if (sql_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
 		return;
-	if (db_query(r,
+	if (sql_query(r,
 	    "INSERT INTO resource_schedules (resource_id, day_of_week, opening_time, closing_time) "
 	    "VALUES ($1::uuid, $2::smallint, $3::time, $4::time) "
 	    "ON CONFLICT (resource_id, day_of_week) DO UPDATE "
@@ -497,9 +496,9 @@ price_rule_add(struct req *r)
 		    "must be an ISO 4217 code of three upper-case letters");
 	if (problem_fields_or_send(r) != 0)
 		return;
-	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+	if (sql_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
 		return;
-	if (db_query(r,
+	if (sql_query(r,
 	    "INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, "
 	    "                         currency) "
 	    "VALUES ($1::uuid, $2, $3::time, $4::time, $5::numeric, $6)",
@@ -516,9 +515,9 @@ price_rule_delete(struct req *r)
 	const char *id = req_param(r, "resourceId");
 	PGresult *res;
 
-	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+	if (sql_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
 		return;
-	res = db_query(r, "DELETE FROM price_rules WHERE id = $1::uuid AND resource_id = $2::uuid "
+	res = sql_query(r, "DELETE FROM price_rules WHERE id = $1::uuid AND resource_id = $2::uuid "
 	    "RETURNING id", req_param(r, "ruleId"), id);
 	if (res == NULL)
 		return;
@@ -526,8 +525,7 @@ price_rule_delete(struct req *r)
 		problem_not_found(r, "Price rule");
 		return;
 	}
-	if (db_commit(r) == 0)
-		http_send_no_content(r);
+	sql_commit_and_no_content(r);
 }
 
 /* PATCH /api/owner/resources/{resourceId}/suspend: 204; 409 INVALID_STATE unless ACTIVE;
@@ -535,7 +533,7 @@ price_rule_delete(struct req *r)
 static void
 resource_suspend(struct req *r)
 {
-	status_change_answer(r, db_query(r,
+	status_change_answer(r, sql_query(r,
 	    "WITH u AS (UPDATE resources r SET status = 'SUSPENDED', suspended_by = 'OWNER', "
 	    "                                 updated_at = now() "
 	    "             FROM venues v "
@@ -555,7 +553,7 @@ resource_suspend(struct req *r)
 static void
 resource_reactivate(struct req *r)
 {
-	status_change_answer(r, db_query(r,
+	status_change_answer(r, sql_query(r,
 	    "WITH u AS (UPDATE resources r SET status = 'ACTIVE', suspended_by = NULL, "
 	    "                                 updated_at = now() "
 	    "             FROM venues v "
@@ -579,9 +577,9 @@ resource_image_add(struct req *r)
 
 	if (image_read_or_problem(r, &url, &public_id) != 0)
 		return;
-	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+	if (sql_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
 		return;
-	if (db_query(r, "INSERT INTO resource_images (resource_id, url, public_id) "
+	if (sql_query(r, "INSERT INTO resource_images (resource_id, url, public_id) "
 	    "VALUES ($1::uuid, $2, $3)", id, url, public_id) == NULL)
 		return;
 	resource_send_committed(r, 200, id);
@@ -596,9 +594,9 @@ resource_image_delete(struct req *r)
 	const char *id = req_param(r, "resourceId");
 	PGresult *res;
 
-	if (db_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
+	if (sql_begin(r) != 0 || resource_touch_or_problem(r, id) != 0)
 		return;
-	res = db_query(r, "DELETE FROM resource_images WHERE id = $1::uuid "
+	res = sql_query(r, "DELETE FROM resource_images WHERE id = $1::uuid "
 	    "AND resource_id = $2::uuid RETURNING id", req_param(r, "imageId"), id);
 	if (res == NULL)
 		return;

@@ -5,7 +5,7 @@
 #include <cJSON.h>
 #include <libpq-fe.h>
 
-#include "db.h"
+#include "sql.h"
 #include "http.h"
 #include "input.h"
 #include "problem.h"
@@ -43,7 +43,7 @@ profile_get(struct req *r)
 {
 	/* the INSERT's row is invisible to the SELECT of the same statement, so exactly one
 	 * branch of the UNION answers */
-	db_send_json(r, 200, "Player",
+	sql_send_json(r, 200, "Player",
 	    "WITH created AS ("
 	    "  INSERT INTO players (user_id) VALUES ($1) ON CONFLICT (user_id) DO NOTHING "
 	    "  RETURNING *) "
@@ -81,7 +81,7 @@ profile_put(struct req *r)
 	if (problem_fields_or_send(r) != 0)
 		return;
 
-	db_send_json(r, 200, "Player",
+	sql_send_json(r, 200, "Player",
 	    "INSERT INTO players AS p (user_id, display_name, skill_level, home_latitude, "
 	    "home_longitude, match_notifications) "
 	    "VALUES ($1, $2, $3, $4::float8, $5::float8, $6::boolean) "
@@ -107,7 +107,7 @@ notifications_list(struct req *r)
 		problem_field(r, "limit", "must be between 1 and 100");
 	if (problem_fields_or_send(r) != 0)
 		return;
-	db_send_json(r, 200, "Notifications",
+	sql_send_json(r, 200, "Notifications",
 	    "SELECT COALESCE(json_agg(json_notification(n) ORDER BY n.created_at DESC, n.id DESC), "
 	    "'[]') FROM (SELECT * FROM notifications WHERE recipient_id = $1 "
 	    "ORDER BY created_at DESC, id DESC LIMIT $2::int) n",
@@ -121,7 +121,7 @@ notification_read(struct req *r)
 {
 	PGresult *res;
 
-	res = db_query(r,
+	res = sql_query(r,
 	    "UPDATE notifications SET read_at = COALESCE(read_at, now()) "
 	    "WHERE id = $1 AND recipient_id = $2 RETURNING id",
 	    req_param(r, "id"), r->user_id);
@@ -130,7 +130,7 @@ notification_read(struct req *r)
 	if (PQntuples(res) == 0)
 		problem_not_found(r, "Notification");
 	else
-		http_send_no_content(r);
+		req_send_no_content(r);
 }
 
 static const struct route routes[] = {

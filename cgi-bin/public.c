@@ -3,7 +3,7 @@
  * a venue that is not ACTIVE, is a 404 here: players never learn that it exists. */
 #include <libpq-fe.h>
 
-#include "db.h"
+#include "sql.h"
 #include "http.h"
 #include "input.h"
 #include "problem.h"
@@ -42,7 +42,7 @@ venues_list(struct req *r)
 		return;
 
 	if (!centre) {
-		db_send_json_n(r, 200, "Venues",
+		sql_send_json_n(r, 200, "Venues",
 		    "SELECT COALESCE(json_agg(d.doc ORDER BY v.name, v.id), '[]') "
 		    "FROM venues v CROSS JOIN LATERAL venue_doc(v, true) d "
 		    "WHERE v.status = 'ACTIVE'", 0, NULL);
@@ -52,7 +52,7 @@ venues_list(struct req *r)
 	 * the literal status test); the box is a superset, so the exact distance decides.
 	 * distanceKm is spliced into the venue's json text so the field order of json_venue
 	 * stays as it is everywhere else (jsonb would reorder the keys). */
-	db_send_json(r, 200, "Venues",
+	sql_send_json(r, 200, "Venues",
 	    "WITH c AS (SELECT ll_to_earth($1::float8, $2::float8) AS e, "
 	    "                  $3::float8 * 1000 AS radius_m), "
 	    "n AS (SELECT v, earth_distance(c.e, ll_to_earth(v.latitude, v.longitude)) AS m "
@@ -70,7 +70,7 @@ venues_list(struct req *r)
 static void
 venue_get(struct req *r)
 {
-	db_send_json(r, 200, "Venue",
+	sql_send_json(r, 200, "Venue",
 	    "SELECT json_venue(v, true) FROM venues v "
 	    "WHERE v.id = $1::uuid AND v.status = 'ACTIVE'",
 	    req_param(r, "venueId"));
@@ -82,7 +82,7 @@ venue_get(struct req *r)
 static void
 venue_resources(struct req *r)
 {
-	db_send_json(r, 200, "Venue",
+	sql_send_json(r, 200, "Venue",
 	    "SELECT COALESCE((SELECT json_agg(d.doc ORDER BY x.created_at, x.id) "
 	    "                   FROM resources x CROSS JOIN LATERAL resource_doc(x) d "
 	    "                  WHERE x.venue_id = v.id AND x.status = 'ACTIVE'), '[]') "
@@ -104,7 +104,7 @@ slots_list(struct req *r)
 	if (problem_fields_or_send(r) != 0)
 		return;
 	/* slots are computed only for a visible court and a date within the bound */
-	res = db_query(r,
+	res = sql_query(r,
 	    "WITH c AS (SELECT x.id, "
 	    "                  x.status = 'ACTIVE' AND v.status = 'ACTIVE' AS visible, "
 	    "                  $2::date > (now() AT TIME ZONE v.timezone)::date + 366 AS too_far "
@@ -132,7 +132,7 @@ slots_list(struct req *r)
 		problem_fields_or_send(r);
 		return;
 	}
-	http_send_json(r, 200, PQgetvalue(res, 0, 2));
+	req_send_json(r, 200, PQgetvalue(res, 0, 2));
 }
 
 static const struct route routes[] = {

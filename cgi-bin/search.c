@@ -9,7 +9,7 @@
 #include <libpq-fe.h>
 
 #include "config.h"
-#include "db.h"
+#include "sql.h"
 #include "http.h"
 #include "input.h"
 #include "log.h"
@@ -63,7 +63,7 @@ search(struct req *r)
 	if (problem_fields_or_send(r) != 0)
 		return;
 
-	res = db_query(r,
+	res = sql_query(r,
 	    "SELECT date_ok, results FROM match_search($1::float8, $2::float8, $3::numeric, "
 	    "$4::date, $5::time, $6::time, $7::int, $8, $9::int, $10::uuid, $11::int)",
 	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius),
@@ -82,7 +82,7 @@ search(struct req *r)
 		problem_fields_or_send(r);
 		return;
 	}
-	http_send_json(r, 200, db_value(res, 0, 1));
+	req_send_json(r, 200, db_value(res, 0, 1));
 }
 
 static const struct route routes[] = {

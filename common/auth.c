@@ -16,8 +16,8 @@
 #include <openssl/pem.h>
 
 #include "config.h"
-#include "db.h"
-#include "http.h"
+#include "sql.h"
+#include "req.h"
 #include "log.h"
 #include "problem.h"
 
@@ -359,7 +359,7 @@ user_resolve(struct req *r, const struct auth_claims *c)
 	for (attempt = 0; id == NULL && attempt < 2; attempt++) {
 		/* a racing first request may insert between our look and our insert: then the
 		 * insert does nothing and the second attempt finds the row */
-		res = db_query(r,
+		res = sql_query(r,
 		    "WITH found AS (SELECT id FROM users WHERE issuer = $1 AND subject = $2), "
 		    "ins AS (INSERT INTO users (issuer, subject) SELECT $1, $2 "
 		    "        WHERE NOT EXISTS (SELECT 1 FROM found) "
@@ -384,7 +384,7 @@ user_resolve(struct req *r, const struct auth_claims *c)
 static void
 unauthorized(struct req *r, const char *challenge, const char *code, const char *detail)
 {
-	http_add_header(r, "WWW-Authenticate", challenge);
+	req_add_header(r, "WWW-Authenticate", challenge);
 	problem_send(r, 401, code, detail);
 }
 

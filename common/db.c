@@ -1,24 +1,25 @@
-/* db: one kept connection, request-owned results, SQLSTATE -> HTTP in one table. */
+/* db: one kept connection, a statement cache keyed by the SQL text, session-owned results. */
 #include "db.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "config.h"
-#include "http.h"
 #include "log.h"
-#include "problem.h"
 
 #define STMT_SLOTS 256	/* statement cache size; more distinct statements just go unprepared */
 
-struct result_node {
+struct db_result {
 	PGresult		*res;
-	struct result_node	*next;
+	struct db_result	*next;
 };
 
 struct stmt {
-	const char	*sql;	/* key: address of the literal */
+	char		*sql;	/* key: a copy of the text */
+	uint32_t	 hash;
 	unsigned	 uses;
 	bool		 prepared;
 };
@@ -28,65 +29,70 @@ static PGconn *conn;
 static const char *extra_options = "";
 static struct stmt stmts[STMT_SLOTS];
 
-/* State of the running request (one at a time per process). */
-static struct {
-	struct result_node	*results;
-	bool			 in_tx;
-	char			 sqlstate[6];
-	char			 constraint[64];
-	char			 message[256];
-} cur;
-
-static const struct {
-	const char	*constraint;
-	int		 status;
-	const char	*code;
-	const char	*detail;
-} known_constraints[] = {
-	{ "match_requests_no_double_booking", 409, "SLOT_TAKEN",
-	  "The slot is already held or booked." },
-	{ "match_requests_team_capacity", 409, "TEAM_FULL",
-	  "The chosen team has no free place." },
-	{ "match_players_active_idx", 409, "ALREADY_IN_MATCH",
-	  "You already play in this match." },
-	{ "invitations_match_request_id_player_id_key", 409, "ALREADY_INVITED",
-	  "The player was already invited to this match." },
-	{ "payments_one_refund_idx", 409, "ALREADY_REFUNDED",
-	  "This payment was already refunded." },
-	{ "price_rules_no_overlap", 409, "PRICE_RULE_OVERLAP",
-	  "The rule overlaps another rule of the same day type." },
-	{ "venue_holidays_pkey", 409, "HOLIDAY_EXISTS",
-	  "The venue already has a holiday on that date." },
-	{ "resource_schedules_check1", 400, "INVALID_SCHEDULE",
-	  "closingTime must be after openingTime." },
-};
-
+/* Forgets which statements the server has prepared (a new connection has none); the texts
+ * stay, so the slots keep their names. */
 static void
-stmt_cache_clear(void)
+stmt_cache_unprepare(void)
 {
-	memset(stmts, 0, sizeof stmts);
+	size_t i;
+
+	for (i = 0; i < STMT_SLOTS; i++) {
+		stmts[i].prepared = false;
+		stmts[i].uses = 0;
+	}
 }
 
+static uint32_t
+fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+/* The cache slot of sql's text, claimed if new; NULL when the cache is full. */
 static struct stmt *
 stmt_lookup(const char *sql)
 {
-	size_t h = ((uintptr_t)sql >> 3) % STMT_SLOTS, i;
+	uint32_t h = fnv1a(sql);
+	size_t i;
 
 	for (i = 0; i < STMT_SLOTS; i++) {
 		struct stmt *s = &stmts[(h + i) % STMT_SLOTS];
 
-		if (s->sql == sql)
+		if (s->sql != NULL && s->hash == h && strcmp(s->sql, sql) == 0)
 			return s;
 		if (s->sql == NULL) {
-			s->sql = sql;
+			if ((s->sql = strdup(sql)) == NULL)
+				return NULL;
+			s->hash = h;
 			return s;
 		}
 	}
 	return NULL;
 }
 
+static void
+error_set(struct db *d, const char *sqlstate, const char *message)
+{
+	memset(&d->err, 0, sizeof d->err);
+	snprintf(d->err.sqlstate, sizeof d->err.sqlstate, "%s", sqlstate);
+	snprintf(d->err.message, sizeof d->err.message, "%s", message);
+}
+
+static void
+connect_failed(struct db *d)
+{
+	char msg[sizeof d->err.message];
+
+	snprintf(msg, sizeof msg, "database connect failed: %s", PQerrorMessage(conn));
+	error_set(d, "08000", msg);
+}
+
 static bool
-db_connect(struct req *r)
+db_connect(struct db *d)
 {
 	static const char *const keys[] = { "dbname", "options", "application_name",
 	    "connect_timeout", NULL };
@@ -97,10 +103,10 @@ db_connect(struct req *r)
 		return true;
 	if (conn != NULL) {
 		PQreset(conn);
-		stmt_cache_clear();
+		stmt_cache_unprepare();
 		if (PQstatus(conn) == CONNECTION_OK)
 			return true;
-		log_msg(r, "error", "database reconnect failed: %s", PQerrorMessage(conn));
+		connect_failed(d);
 		return false;
 	}
 	values[0] = config_get()->database_url;
@@ -112,25 +118,27 @@ db_connect(struct req *r)
 	values[3] = "5";
 	values[4] = NULL;
 	conn = PQconnectdbParams(keys, values, 1);
-	stmt_cache_clear();
+	stmt_cache_unprepare();
 	if (PQstatus(conn) != CONNECTION_OK) {
-		log_msg(r, "error", "database connect failed: %s", PQerrorMessage(conn));
+		connect_failed(d);
 		return false;
 	}
 	return true;
 }
 
 static void
-record_error(struct req *r, const PGresult *res)
+error_record(struct db *d, const PGresult *res)
 {
-	const char *state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
-	const char *cons = res != NULL ? PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME) : NULL;
-	const char *msg = res != NULL ? PQresultErrorMessage(res) : PQerrorMessage(conn);
+	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	const char *cons = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
+	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
 
-	snprintf(cur.sqlstate, sizeof cur.sqlstate, "%s", state != NULL ? state : "08000");
-	snprintf(cur.constraint, sizeof cur.constraint, "%s", cons != NULL ? cons : "");
-	snprintf(cur.message, sizeof cur.message, "%s", msg != NULL ? msg : "");
-	(void)r;
+	if (msg == NULL)	/* no server answer: the connection's own message */
+		msg = PQerrorMessage(conn);
+	error_set(d, state != NULL ? state : "08000", msg != NULL ? msg : "");
+	snprintf(d->err.constraint, sizeof d->err.constraint, "%s", cons != NULL ? cons : "");
+	snprintf(d->err.detail, sizeof d->err.detail, "%s", detail != NULL ? detail : "");
 }
 
 static PGresult *
@@ -156,129 +164,87 @@ exec_once(const char *sql, int n, const char *const *params)
 	return PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
 }
 
+void
+db_init(struct db *d, struct arena *a)
+{
+	memset(d, 0, sizeof *d);
+	d->a = a;
+}
+
 PGresult *
-db_try_n(struct req *r, const char *sql, int n, const char *const *params)
+db_exec_n(struct db *d, const char *sql, int n, const char *const *params)
 {
 	PGresult *res = NULL;
 	ExecStatusType st;
+	struct db_result *node;
 	int attempt;
-	struct result_node *node;
 
-	cur.sqlstate[0] = cur.constraint[0] = cur.message[0] = '\0';
+	memset(&d->err, 0, sizeof d->err);
 	for (attempt = 0; attempt < 2; attempt++) {
-		if (!db_connect(r)) {
-			record_error(r, NULL);
+		if (!db_connect(d))
 			return NULL;
-		}
 		res = exec_once(sql, n, params);
 		st = PQresultStatus(res);
 		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
 			break;
-		record_error(r, res);
+		error_record(d, res);
 		PQclear(res);
 		res = NULL;
 		/* a server restart kills a kept connection: reconnect and retry once, but never in
 		 * the middle of a transaction, whose earlier work is gone */
-		if (PQstatus(conn) != CONNECTION_BAD || cur.in_tx)
+		if (PQstatus(conn) != CONNECTION_BAD || d->in_tx)
 			break;
 	}
 	if (res == NULL)
 		return NULL;
-	node = arena_alloc(r->a, sizeof *node);
-	node->res = res;
-	node->next = cur.results;
-	cur.results = node;
-	return res;
-}
-
-PGresult *
-db_query_n(struct req *r, const char *sql, int n, const char *const *params)
-{
-	PGresult *res = db_try_n(r, sql, n, params);
-
-	if (res == NULL)
-		db_answer_error(r);
-	return res;
-}
-
-const char *
-db_error_sqlstate(const struct req *r)
-{
-	(void)r;
-	return cur.sqlstate;
-}
-
-const char *
-db_error_constraint(const struct req *r)
-{
-	(void)r;
-	return cur.constraint;
-}
-
-void
-db_answer_error(struct req *r)
-{
-	size_t i;
-
-	for (i = 0; cur.constraint[0] != '\0' && i < sizeof known_constraints /
-	    sizeof known_constraints[0]; i++)
-		if (strcmp(cur.constraint, known_constraints[i].constraint) == 0) {
-			problem_send(r, known_constraints[i].status, known_constraints[i].code,
-			    known_constraints[i].detail);
-			return;
-		}
-	if (strncmp(cur.sqlstate, "23", 2) == 0) {
-		log_msg(r, "warn", "constraint %s (%s): %s", cur.constraint, cur.sqlstate, cur.message);
-		problem_send(r, 409, "CONFLICT", "The request conflicts with the current state.");
-	} else if (strncmp(cur.sqlstate, "22", 2) == 0) {
-		log_msg(r, "warn", "data exception %s: %s", cur.sqlstate, cur.message);
-		problem_send(r, 400, "INVALID_VALUE", "A value is out of range or malformed.");
-	} else if (strcmp(cur.sqlstate, "40001") == 0 || strcmp(cur.sqlstate, "40P01") == 0) {
-		log_msg(r, "warn", "concurrency %s: %s", cur.sqlstate, cur.message);
-		problem_send(r, 409, "CONCURRENT_UPDATE", "Another request changed the data; retry.");
-	} else if (strncmp(cur.sqlstate, "08", 2) == 0 || strncmp(cur.sqlstate, "57P", 3) == 0 ||
-	    conn == NULL || PQstatus(conn) != CONNECTION_OK) {
-		log_msg(r, "error", "database unavailable %s: %s", cur.sqlstate, cur.message);
-		problem_send(r, 503, "DATABASE_UNAVAILABLE",
-		    "The service is temporarily unavailable; retry later.");
-	} else {
-		log_msg(r, "error", "query failed %s: %s", cur.sqlstate, cur.message);
-		problem_internal(r);
+	if ((node = arena_alloc(d->a, sizeof *node)) == NULL) {
+		PQclear(res);
+		error_set(d, "53200", "out of memory");
+		return NULL;
 	}
+	node->res = res;
+	node->next = d->results;
+	d->results = node;
+	return res;
 }
 
 int
-db_begin(struct req *r)
+db_begin(struct db *d)
 {
-	if (db_query0(r, "BEGIN") == NULL)
+	if (db_exec_n(d, "BEGIN", 0, NULL) == NULL)
 		return -1;
-	cur.in_tx = true;
+	d->in_tx = true;
 	return 0;
 }
 
 int
-db_commit(struct req *r)
+db_commit(struct db *d)
 {
-	PGresult *res = db_query0(r, "COMMIT");
+	PGresult *res = db_exec_n(d, "COMMIT", 0, NULL);
 
-	cur.in_tx = false;
+	d->in_tx = false;
 	return res == NULL ? -1 : 0;
 }
 
-int
-db_send_json_n(struct req *r, int status, const char *what, const char *sql, int n,
-    const char *const *params)
+void
+db_end(struct db *d)
 {
-	PGresult *res = db_query_n(r, sql, n, params);
+	struct db_result *n;
 
-	if (res == NULL)
-		return -1;
-	if (PQntuples(res) == 0 || PQgetisnull(res, 0, 0)) {
-		problem_not_found(r, what);
-		return 0;
-	}
-	http_send_json(r, status, PQgetvalue(res, 0, 0));
-	return 1;
+	for (n = d->results; n != NULL; n = n->next)
+		PQclear(n->res);
+	d->results = NULL;
+	if (conn != NULL && PQstatus(conn) == CONNECTION_OK &&
+	    PQtransactionStatus(conn) != PQTRANS_IDLE)
+		PQclear(PQexec(conn, "ROLLBACK"));
+	d->in_tx = false;
+}
+
+bool
+db_unavailable(const struct db *d)
+{
+	return strncmp(d->err.sqlstate, "08", 2) == 0 || strncmp(d->err.sqlstate, "57P", 3) == 0 ||
+	    conn == NULL || PQstatus(conn) != CONNECTION_OK;
 }
 
 const char *
@@ -288,29 +254,9 @@ db_value(const PGresult *res, int row, int col)
 }
 
 bool
-db_ping(struct req *r)
+db_ping(struct db *d)
 {
-	PGresult *res = db_try_n(r, "SELECT 1", 0, NULL);
-
-	return res != NULL;
-}
-
-void
-db_request_end(struct req *r)
-{
-	struct result_node *n;
-
-	for (n = cur.results; n != NULL; n = n->next)
-		PQclear(n->res);
-	cur.results = NULL;
-	if (conn != NULL && PQtransactionStatus(conn) != PQTRANS_IDLE &&
-	    PQstatus(conn) == CONNECTION_OK) {
-		PGresult *res = PQexec(conn, "ROLLBACK");
-
-		PQclear(res);
-	}
-	cur.in_tx = false;
-	(void)r;
+	return db_exec_n(d, "SELECT 1", 0, NULL) != NULL;
 }
 
 void
@@ -322,8 +268,12 @@ db_set_options(const char *options)
 void
 db_close(void)
 {
+	size_t i;
+
 	if (conn != NULL)
 		PQfinish(conn);
 	conn = NULL;
-	stmt_cache_clear();
+	for (i = 0; i < STMT_SLOTS; i++)
+		free(stmts[i].sql);
+	memset(stmts, 0, sizeof stmts);
 }

@@ -21,14 +21,9 @@
 #include "problem.h"
 #include "valid.h"
 
-#define MAX_QUERY 32
-
+/* Transport state of the request being served. */
 struct priv {
 	FCGX_Request	*fr;		/* NULL when running as plain CGI */
-	int		 nq;
-	const char	*qname[MAX_QUERY];
-	const char	*qvalue[MAX_QUERY];
-	char		*headers;	/* extra response header lines */
 	size_t		 body_consumed;	/* request body bytes read so far */
 };
 
@@ -121,9 +116,9 @@ url_decode(struct arena *a, const char *s, size_t n, bool plus)
 }
 
 static void
-query_parse(struct req *r, struct priv *p, const char *qs)
+query_parse(struct req *r, const char *qs)
 {
-	while (qs != NULL && *qs != '\0' && p->nq < MAX_QUERY) {
+	while (qs != NULL && *qs != '\0' && r->nquery < REQ_MAX_QUERY) {
 		size_t len = strcspn(qs, "&"), klen = strcspn(qs, "=");
 		const char *name, *value;
 
@@ -132,9 +127,9 @@ query_parse(struct req *r, struct priv *p, const char *qs)
 		name = url_decode(r->a, qs, klen, true);
 		value = klen < len ? url_decode(r->a, qs + klen + 1, len - klen - 1, true) : "";
 		if (name != NULL && value != NULL && *name != '\0' && req_query(r, name) == NULL) {
-			p->qname[p->nq] = name;
-			p->qvalue[p->nq] = value;
-			p->nq++;
+			r->query_names[r->nquery] = name;
+			r->query_values[r->nquery] = value;
+			r->nquery++;
 		}
 		qs += len;
 		if (*qs == '&')
@@ -142,116 +137,19 @@ query_parse(struct req *r, struct priv *p, const char *qs)
 	}
 }
 
-const char *
-req_query(const struct req *r, const char *name)
-{
-	const struct priv *p = r->private_;
-	int i;
-
-	for (i = 0; i < p->nq; i++)
-		if (strcmp(p->qname[i], name) == 0)
-			return p->qvalue[i];
-	return NULL;
-}
-
-const char *
-req_param(const struct req *r, const char *name)
-{
-	int i;
-
-	for (i = 0; i < r->nparams; i++)
-		if (strcmp(r->param_names[i], name) == 0)
-			return r->param_values[i];
-	return NULL;
-}
-
-void
-http_add_header(struct req *r, const char *name, const char *value)
-{
-	struct priv *p = r->private_;
-
-	p->headers = arena_printf(r->a, "%s%s: %s\r\n", p->headers != NULL ? p->headers : "",
-	    name, value);
-}
-
-void
-http_send_json(struct req *r, int status, const char *json)
-{
-	if (r->answered)
-		return;
-	r->answered = true;
-	r->status = status;
-	r->resp_len = strlen(json);
-	r->resp_body = arena_strndup(r->a, json, r->resp_len);
-	r->resp_type = "application/json";
-}
-
-void
-http_send_cjson(struct req *r, int status, const cJSON *doc)
-{
-	char *text;
-
-	if (r->answered)
-		return;
-	text = cJSON_PrintUnformatted(doc);
-	if (text == NULL) {
-		log_msg(r, "error", "cannot print JSON response");
-		text = "{}";
-		status = 500;
-	}
-	r->answered = true;
-	r->status = status;
-	r->resp_body = text;
-	r->resp_len = strlen(text);
-	r->resp_type = "application/json";
-}
-
-void
-http_send_no_content(struct req *r)
-{
-	if (r->answered)
-		return;
-	r->answered = true;
-	r->status = 204;
-	r->resp_body = NULL;
-	r->resp_len = 0;
-}
-
-const char *
-http_reason(int status)
-{
-	switch (status) {
-	case 200: return "OK";
-	case 201: return "Created";
-	case 204: return "No Content";
-	case 400: return "Bad Request";
-	case 401: return "Unauthorized";
-	case 403: return "Forbidden";
-	case 404: return "Not Found";
-	case 405: return "Method Not Allowed";
-	case 409: return "Conflict";
-	case 413: return "Content Too Large";
-	case 415: return "Unsupported Media Type";
-	case 422: return "Unprocessable Content";
-	case 503: return "Service Unavailable";
-	default:  return status >= 500 ? "Internal Server Error" : "Error";
-	}
-}
-
 static void
 response_write(struct req *r, const struct priv *p)
 {
+	const char *extra = r->resp_headers != NULL ? r->resp_headers : "";
 	char *head;
 
 	if (r->resp_body != NULL)
 		head = arena_printf(r->a, "Status: %d %s\r\nContent-Type: %s\r\n"
 		    "Content-Length: %zu\r\nCache-Control: no-store\r\nX-Request-Id: %s\r\n%s\r\n",
-		    r->status, http_reason(r->status), r->resp_type, r->resp_len, r->id,
-		    p->headers != NULL ? p->headers : "");
+		    r->status, req_reason(r->status), r->resp_type, r->resp_len, r->id, extra);
 	else
 		head = arena_printf(r->a, "Status: %d %s\r\nCache-Control: no-store\r\n"
-		    "X-Request-Id: %s\r\n%s\r\n", r->status, http_reason(r->status), r->id,
-		    p->headers != NULL ? p->headers : "");
+		    "X-Request-Id: %s\r\n%s\r\n", r->status, req_reason(r->status), r->id, extra);
 	cgi_answer_started = 1;
 	out_write(p, head, strlen(head));
 	if (r->resp_body != NULL)
@@ -291,7 +189,7 @@ route_match(struct req *r, const char *pattern, const char *path)
 		if (pp[1] == '{') {
 			const char *colon;
 
-			if (slen <= 1 || r->nparams == HTTP_MAX_PARAMS)
+			if (slen <= 1 || r->nparams == REQ_MAX_PARAMS)
 				return false;
 			colon = memchr(pp + 2, ':', plen - 2);
 			r->param_names[r->nparams] = arena_strndup(r->a, pp + 2,
@@ -390,7 +288,7 @@ route_find(struct req *r, const struct route *routes, size_t n)
 	}
 	r->nparams = 0;
 	if (allow[0] != '\0') {
-		http_add_header(r, "Allow", allow);
+		req_add_header(r, "Allow", allow);
 		problem_send(r, 405, "METHOD_NOT_ALLOWED", "The method is not allowed on this path.");
 	} else
 		problem_send(r, 404, "NOT_FOUND", "No such endpoint.");
@@ -435,7 +333,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 	const struct route *rt;
 	unsigned need;
 
-	query_parse(r, p, env(p, "QUERY_STRING"));
+	query_parse(r, env(p, "QUERY_STRING"));
 	if (!request_line(r, p))
 		return;
 	if (cl != NULL && strtol(cl, NULL, 10) > HTTP_BODY_MAX) {
@@ -473,20 +371,22 @@ request_handle(struct arena *a, FCGX_Request *fr, const struct route *routes, si
 {
 	struct priv p;
 	struct req r;
+	struct db db;
 
 	memset(&p, 0, sizeof p);
 	memset(&r, 0, sizeof r);
 	arena_reset(a);
 	json_use_arena(a);
+	db_init(&db, a);
 	p.fr = fr;
 	r.a = a;
-	r.private_ = &p;
+	r.db = &db;
 	r.id = request_id(&r, &p);
 	request_run(&r, &p, routes, n);
 	if (fr == NULL)
 		body_drain(&p);
 	response_write(&r, &p);
-	db_request_end(&r);
+	db_end(&db);
 }
 
 /* Last resort in plain CGI: a crash still leaves the client a valid 500. */

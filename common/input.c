@@ -7,7 +7,7 @@
 
 #include <cJSON.h>
 
-#include "http.h"
+#include "req.h"
 #include "problem.h"
 #include "valid.h"
 

@@ -4,7 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "http.h"
+#include "req.h"
 
 static const char *program_name = "courts";
 

@@ -7,7 +7,7 @@
 
 #include <cJSON.h>
 
-#include "http.h"
+#include "req.h"
 
 void
 problem_field(struct req *r, const char *field, const char *message)
@@ -42,7 +42,7 @@ problem_send(struct req *r, int status, const char *code, const char *detail)
 		type[i] = type[i] == '_' ? '-' : (char)tolower((unsigned char)type[i]);
 	doc = cJSON_CreateObject();
 	cJSON_AddStringToObject(doc, "type", type);
-	cJSON_AddStringToObject(doc, "title", http_reason(status));
+	cJSON_AddStringToObject(doc, "title", req_reason(status));
 	cJSON_AddNumberToObject(doc, "status", status);
 	cJSON_AddStringToObject(doc, "detail", detail);
 	cJSON_AddStringToObject(doc, "instance", r->path != NULL ? r->path : "");
@@ -51,7 +51,7 @@ problem_send(struct req *r, int status, const char *code, const char *detail)
 	cJSON_AddItemToObject(doc, "errors",
 	    r->field_errors != NULL ? r->field_errors : cJSON_CreateArray());
 	r->field_errors = NULL;
-	http_send_cjson(r, status, doc);
+	req_send_cjson(r, status, doc);
 	r->resp_type = "application/problem+json";
 }
 

@@ -34,9 +34,8 @@ refunds() {
 	# p2 left earlier and was refunded then
 	P2=$(fixture_player p2 INTERMEDIATE 40.42 -3.70)
 	sql_join "$M" "$P2" TEAM_B
-	sql "UPDATE match_players SET left_at = now(), left_reason = 'LEFT' WHERE player_id = '$P2';
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     VALUES ('$M', '$P2', 'REFUND', 5.00, 'EUR', 'REFUNDED')"
+	sql "UPDATE match_players SET left_at = now(), left_reason = 'LEFT' WHERE player_id = '$P2'"
+	sql_refund "$M" "$P2"
 	S1=$(fixture_player s1 INTERMEDIATE 40.42 -3.70)
 	S2=$(fixture_player s2 INTERMEDIATE 40.42 -3.70)
 	sql "INSERT INTO invitations (match_request_id, player_id, status, responded_at)

@@ -46,11 +46,13 @@ fixture_match() {
 
 # add_player MATCH USER_ID TEAM [ROLE]: puts a player in the match with a PAID payment.
 add_player() {
-	sql "INSERT INTO match_players (match_request_id, player_id, team, role, joined_at)
-	     VALUES ('$1', '$2', '$3', '${4:-PLAYER}', now() - interval '1 hour');
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     SELECT id, '$2', 'PAYMENT', price_per_player, currency, 'PAID'
-	       FROM match_requests WHERE id = '$1'" >/dev/null
+	sql "WITH e AS (INSERT INTO match_players (match_request_id, player_id, team, role, joined_at)
+	                VALUES ('$1', '$2', '$3', '${4:-PLAYER}', now() - interval '1 hour')
+	                RETURNING id)
+	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	         entry_id)
+	     SELECT m.id, '$2', 'PAYMENT', m.price_per_player, m.currency, 'PAID', e.id
+	       FROM match_requests m, e WHERE m.id = '$1'" >/dev/null
 }
 
 # invite MATCH USER_ID [STATUS] [AGE]: an invitation sent AGE ago (default 1 hour); prints its id.

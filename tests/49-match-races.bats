@@ -88,9 +88,11 @@ losers_all_slot_taken() {
 	             now() - interval '1 second')
 	         RETURNING id, organizer_id),
 	     o AS (INSERT INTO match_players (match_request_id, player_id, team, role)
-	           SELECT id, organizer_id, 'TEAM_A', 'ORGANIZER' FROM m)
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     SELECT id, organizer_id, 'PAYMENT', 5.00, 'EUR', 'PENDING' FROM m
+	           SELECT id, organizer_id, 'TEAM_A', 'ORGANIZER' FROM m
+	           RETURNING id, match_request_id, player_id)
+	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	         entry_id)
+	     SELECT match_request_id, player_id, 'PAYMENT', 5.00, 'EUR', 'PENDING', id FROM o
 	     RETURNING match_request_id")
 	race
 	one_winner

@@ -17,6 +17,7 @@ setup_file() {
 	         start_at time, expires timestamptz) RETURNS uuid LANGUAGE plpgsql AS \$\$
 	     DECLARE
 	         m uuid;
+	         entry uuid;
 	         tz text;
 	     BEGIN
 	         SELECT v.timezone INTO tz FROM resources r JOIN venues v ON v.id = r.venue_id
@@ -32,18 +33,23 @@ setup_file() {
 	             expires, CASE WHEN st = 'CANCELLED' THEN 'ORGANIZER' END)
 	         RETURNING id INTO m;
 	         INSERT INTO match_players (match_request_id, player_id, team, role)
-	         VALUES (m, organizer, 'TEAM_A', 'ORGANIZER');
-	         INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
+	         VALUES (m, organizer, 'TEAM_A', 'ORGANIZER')
+	         RETURNING id INTO entry;
+	         INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	             entry_id)
 	         VALUES (m, organizer, 'PAYMENT', 5.00, 'EUR',
-	             CASE WHEN st = 'PENDING_PAYMENT' THEN 'PENDING' ELSE 'PAID' END);
+	             CASE WHEN st = 'PENDING_PAYMENT' THEN 'PENDING' ELSE 'PAID' END, entry);
 	         RETURN m;
 	     END \$\$;
 	     CREATE OR REPLACE FUNCTION sweep_test_join(m uuid, player uuid, team text,
 	         checked_in boolean) RETURNS void LANGUAGE sql AS \$\$
-	         INSERT INTO match_players (match_request_id, player_id, team, role, checked_in_at)
-	         VALUES (m, player, team, 'PLAYER', CASE WHEN checked_in THEN now() END);
-	         INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	         VALUES (m, player, 'PAYMENT', 5.00, 'EUR', 'PAID');
+	         WITH e AS (INSERT INTO match_players (match_request_id, player_id, team, role,
+	                        checked_in_at)
+	                    VALUES (m, player, team, 'PLAYER', CASE WHEN checked_in THEN now() END)
+	                    RETURNING id)
+	         INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	             entry_id)
+	         SELECT m, player, 'PAYMENT', 5.00, 'EUR', 'PAID', id FROM e;
 	     \$\$;" >/dev/null
 }
 
@@ -155,8 +161,10 @@ sorted() {
 	join "$m" "$gone" TEAM_B
 	sql "UPDATE match_players SET left_at = now() - interval '3 days', left_reason = 'LEFT'
 	      WHERE player_id = '$gone';
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     VALUES ('$m', '$gone', 'REFUND', 5.00, 'EUR', 'REFUNDED')" >/dev/null
+	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	         refund_of)
+	     SELECT '$m', '$gone', 'REFUND', 5.00, 'EUR', 'REFUNDED', id FROM payments
+	      WHERE match_request_id = '$m' AND player_id = '$gone' AND kind = 'PAYMENT'" >/dev/null
 	invite "$m" "$guest"
 	# a future OPEN match and its invitation stay as they are
 	later=$(match OPEN "current_date + 2" 10:00)

@@ -24,18 +24,31 @@ sql_match() {
 	           FROM k
 	         RETURNING id, organizer_id),
 	     o AS (INSERT INTO match_players (match_request_id, player_id, team, role)
-	           SELECT id, organizer_id, 'TEAM_A', 'ORGANIZER' FROM m)
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     SELECT id, organizer_id, 'PAYMENT', 5.00, 'EUR', 'PAID' FROM m
+	           SELECT id, organizer_id, 'TEAM_A', 'ORGANIZER' FROM m
+	           RETURNING id, match_request_id, player_id)
+	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	         entry_id)
+	     SELECT match_request_id, player_id, 'PAYMENT', 5.00, 'EUR', 'PAID', id FROM o
 	     RETURNING match_request_id"
 }
 
-# sql_join MATCH PLAYER_ID TEAM: the player joined the match and paid 5.00.
+# sql_join MATCH PLAYER_ID TEAM: the player joined the match and paid 5.00 for this join.
 sql_join() {
-	sql "INSERT INTO match_players (match_request_id, player_id, team, role)
-	     VALUES ('$1', '$2', '$3', 'PLAYER');
-	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status)
-	     VALUES ('$1', '$2', 'PAYMENT', 5.00, 'EUR', 'PAID')"
+	sql "WITH e AS (INSERT INTO match_players (match_request_id, player_id, team, role)
+	                VALUES ('$1', '$2', '$3', 'PLAYER') RETURNING id)
+	     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	         entry_id)
+	     SELECT '$1', '$2', 'PAYMENT', 5.00, 'EUR', 'PAID', id FROM e"
+}
+
+# sql_refund MATCH PLAYER_ID: the payment of the player's latest join was refunded.
+sql_refund() {
+	sql "INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
+	         refund_of)
+	     SELECT p.match_request_id, p.player_id, 'REFUND', p.amount, p.currency, 'REFUNDED', p.id
+	       FROM payments p JOIN match_players mp ON mp.id = p.entry_id
+	      WHERE p.match_request_id = '$1' AND p.player_id = '$2' AND p.kind = 'PAYMENT'
+	      ORDER BY mp.joined_at DESC LIMIT 1"
 }
 
 # full_match OFFSET: a MATCHED match of the organizer with p1 (TEAM_A), p2 and p3 (TEAM_B),

@@ -6,7 +6,7 @@
 #include <cJSON.h>
 
 #include "arena.h"
-#include "http.h"
+#include "req.h"
 #include "input.h"
 #include "json.h"
 #include "problem.h"
