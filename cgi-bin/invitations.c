@@ -89,10 +89,12 @@ join_by_token(struct req *r)
 static const struct route routes[] = {
 	{ "GET", "/api/match/invitations", invitations_list, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/match/invitations/{id}/accept", invitation_accept, AUTH_PLAYER,
-	  BODY_JSON },
+	  BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/invitations/{id}/decline", invitation_decline, AUTH_PLAYER,
 	  BODY_NONE },
-	{ "POST", "/api/match/join/{token}", join_by_token, AUTH_PLAYER, BODY_JSON },
+	{ "POST", "/api/match/join/{token}", join_by_token, AUTH_PLAYER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 };
 
 int

@@ -609,25 +609,30 @@ resource_image_delete(struct req *r)
 
 static const struct route routes[] = {
 	{ "GET", "/api/owner/venues", venues_list, AUTH_OWNER, BODY_NONE },
-	{ "POST", "/api/owner/venues", venue_create, AUTH_OWNER, BODY_JSON },
+	{ "POST", "/api/owner/venues", venue_create, AUTH_OWNER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "PUT", "/api/owner/venues/{venueId}", venue_update, AUTH_OWNER, BODY_JSON },
 	{ "PATCH", "/api/owner/venues/{venueId}/suspend", venue_suspend, AUTH_OWNER, BODY_NONE },
 	{ "PATCH", "/api/owner/venues/{venueId}/reactivate", venue_reactivate, AUTH_OWNER,
 	  BODY_NONE },
-	{ "POST", "/api/owner/venues/{venueId}/images", venue_image_add, AUTH_OWNER, BODY_JSON },
+	{ "POST", "/api/owner/venues/{venueId}/images", venue_image_add, AUTH_OWNER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/owner/venues/{venueId}/images/{imageId}", venue_image_delete,
 	  AUTH_OWNER, BODY_NONE },
 	{ "GET", "/api/owner/venues/{venueId}/holidays", holidays_list, AUTH_OWNER, BODY_NONE },
-	{ "POST", "/api/owner/venues/{venueId}/holidays", holiday_create, AUTH_OWNER, BODY_JSON },
+	{ "POST", "/api/owner/venues/{venueId}/holidays", holiday_create, AUTH_OWNER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/owner/venues/{venueId}/holidays/{date:date}", holiday_delete,
 	  AUTH_OWNER, BODY_NONE },
 	{ "POST", "/api/owner/venues/{venueId}/resources", resource_create, AUTH_OWNER,
-	  BODY_JSON },
+	  BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "GET", "/api/owner/resources", resources_list, AUTH_OWNER, BODY_NONE },
 	{ "PUT", "/api/owner/resources/{resourceId}/schedules", resource_schedule_put,
 	  AUTH_OWNER, BODY_JSON },
 	{ "POST", "/api/owner/resources/{resourceId}/price-rules", price_rule_add, AUTH_OWNER,
-	  BODY_JSON },
+	  BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/owner/resources/{resourceId}/price-rules/{ruleId}", price_rule_delete,
 	  AUTH_OWNER, BODY_NONE },
 	{ "PATCH", "/api/owner/resources/{resourceId}/suspend", resource_suspend, AUTH_OWNER,
@@ -635,7 +640,8 @@ static const struct route routes[] = {
 	{ "PATCH", "/api/owner/resources/{resourceId}/reactivate", resource_reactivate,
 	  AUTH_OWNER, BODY_NONE },
 	{ "POST", "/api/owner/resources/{resourceId}/images", resource_image_add, AUTH_OWNER,
-	  BODY_JSON },
+	  BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/owner/resources/{resourceId}/images/{imageId}", resource_image_delete,
 	  AUTH_OWNER, BODY_NONE },
 };

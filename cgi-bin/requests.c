@@ -246,13 +246,18 @@ request_cancel(struct req *r)
 
 static const struct route routes[] = {
 	{ "GET", "/api/match/requests/my", requests_mine, AUTH_PLAYER, BODY_NONE },
-	{ "POST", "/api/match/requests", request_create, AUTH_PLAYER, BODY_JSON },
+	{ "POST", "/api/match/requests", request_create, AUTH_PLAYER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
 	{ "GET", "/api/match/requests/{id}", request_get, AUTH_PLAYER, BODY_NONE },
-	{ "DELETE", "/api/match/requests/{id}", request_cancel, AUTH_PLAYER, BODY_NONE },
+	{ "DELETE", "/api/match/requests/{id}", request_cancel, AUTH_PLAYER, BODY_NONE |
+	  ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/confirm-payment", request_confirm_payment,
-	  AUTH_PLAYER, BODY_NONE },
-	{ "DELETE", "/api/match/requests/{id}/leave", request_leave, AUTH_PLAYER, BODY_NONE },
-	{ "POST", "/api/match/requests/{id}/absence", request_absence, AUTH_PLAYER, BODY_NONE },
+	  AUTH_PLAYER, BODY_NONE |
+	  ROUTE_IDEMPOTENT },
+	{ "DELETE", "/api/match/requests/{id}/leave", request_leave, AUTH_PLAYER, BODY_NONE |
+	  ROUTE_IDEMPOTENT },
+	{ "POST", "/api/match/requests/{id}/absence", request_absence, AUTH_PLAYER, BODY_NONE |
+	  ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/checkin", request_checkin, AUTH_PLAYER, BODY_NONE },
 };
 

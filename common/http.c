@@ -15,6 +15,7 @@
 #include "auth.h"
 #include "config.h"
 #include "db.h"
+#include "idem.h"
 #include "json.h"
 #include "log.h"
 #include "pool.h"
@@ -25,6 +26,8 @@
 struct priv {
 	FCGX_Request	*fr;		/* NULL when running as plain CGI */
 	size_t		 body_consumed;	/* request body bytes read so far */
+	const char	*body;		/* the raw body of BODY_JSON routes */
+	size_t		 body_len;
 };
 
 static volatile sig_atomic_t cgi_answer_started;
@@ -259,6 +262,8 @@ body_load(struct req *r, struct priv *p)
 	buf = arena_alloc(r->a, (size_t)len + 1);
 	got = body_read(p, buf, (size_t)len);
 	buf[got] = '\0';
+	p->body = buf;
+	p->body_len = got;
 	/* cJSON counts the terminating NUL in the length when it must end the text; a NUL
 	 * inside the body is malformed JSON */
 	r->body = memchr(buf, '\0', got) == NULL ?
@@ -326,6 +331,24 @@ request_line(struct req *r, const struct priv *p)
 	return true;
 }
 
+/* A write sent with an Idempotency-Key runs in a transaction of the driver that holds the
+ * key (idem.h). 0 to run the handler, -1 after answering (a replay, 400, 422). */
+static int
+idempotency_claim(struct req *r, const struct priv *p)
+{
+	const char *key = env(p, "HTTP_IDEMPOTENCY_KEY"), *qs = env(p, "QUERY_STRING");
+
+	if (key == NULL)
+		return 0;
+	if (!idem_key_valid(key)) {
+		problem_field(r, "Idempotency-Key", "must be 1 to 255 visible ASCII characters");
+		problem_fields_or_send(r);
+		return -1;
+	}
+	return idem_claim_or_answer(r, key, idem_request_hash(r, qs != NULL ? qs : "",
+	    p->body != NULL ? p->body : "", p->body_len));
+}
+
 static void
 request_run(struct req *r, struct priv *p, const struct route *routes, size_t nroutes)
 {
@@ -354,16 +377,19 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 		if (auth_request_or_problem(r, authz, need) != 0)
 			return;
 	}
-	if (rt->body == BODY_JSON) {
+	if (rt->flags & BODY_JSON) {
 		body_load(r, p);
 		if (r->answered)
 			return;
 	}
+	if ((rt->flags & ROUTE_IDEMPOTENT) && idempotency_claim(r, p) != 0)
+		return;
 	rt->handler(r);
 	if (!r->answered) {
 		log_msg(r, "error", "handler for %s %s gave no answer", r->method, rt->pattern);
 		problem_internal(r);
 	}
+	idem_finish(r);
 }
 
 static void

@@ -24,10 +24,10 @@ enum auth_level {
 	AUTH_ADMIN	/* valid token with the ADMIN role */
 };
 
-enum body_kind {
-	BODY_NONE,	/* any body is ignored */
-	BODY_JSON	/* a JSON object is required */
-};
+/* Route flags, or'ed together. */
+#define BODY_NONE		0x0u	/* any body is ignored */
+#define BODY_JSON		0x1u	/* a JSON object is required */
+#define ROUTE_IDEMPOTENT	0x2u	/* a write that honours Idempotency-Key (idem.h) */
 
 typedef void (*handler_fn)(struct req *);
 
@@ -36,7 +36,7 @@ struct route {
 	const char	*pattern;	/* "/api/owner/venues/{venueId}"; {x} is a UUID, {x:date} a date */
 	handler_fn	 handler;
 	enum auth_level	 auth;
-	enum body_kind	 body;
+	unsigned	 flags;		/* BODY_NONE or BODY_JSON, | ROUTE_IDEMPOTENT */
 };
 
 /* Runs the program: handles one CGI request; or, started by mod_fcgid, FastCGI requests until

@@ -38,6 +38,8 @@ struct req {
 	const char	*user_id;	/* local users.id of the caller, NULL on AUTH_NONE routes */
 	unsigned	 roles;		/* ROLE_* bits of the caller (auth.h) */
 	struct db	*db;		/* this request's database session (db.h) */
+	const char	*idem_key;	/* Idempotency-Key claimed for this request, or NULL */
+	bool		 tx_owned;	/* the driver opened the transaction: handlers join it */
 	cJSON		*field_errors;	/* collected validation errors, see problem.h */
 	bool		 answered;	/* a response has been produced */
 	int		 status;

@@ -104,6 +104,8 @@ sql_answer_error(struct req *r)
 int
 sql_begin(struct req *r)
 {
+	if (r->tx_owned)	/* the driver's transaction (idem.h): join it */
+		return 0;
 	if (db_begin(r->db) == 0)
 		return 0;
 	sql_answer_error(r);
@@ -113,6 +115,8 @@ sql_begin(struct req *r)
 int
 sql_commit(struct req *r)
 {
+	if (r->tx_owned)	/* the driver commits, with the answer (idem.h) */
+		return 0;
 	if (db_commit(r->db) == 0)
 		return 0;
 	sql_answer_error(r);

@@ -37,7 +37,8 @@ PGresult *sql_try_n(struct req *r, const char *sql, int n, const char *const *pa
 void sql_answer_error(struct req *r);
 
 /* Transactions: 0, or -1 after answering. A transaction still open when the request ends is
- * rolled back by the driver. */
+ * rolled back by the driver. Inside a transaction the driver opened (idem.h), both join it:
+ * the driver commits once the answer is known. */
 int sql_begin(struct req *r);
 int sql_commit(struct req *r);
 

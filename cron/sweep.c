@@ -12,7 +12,9 @@
  *                      ATTENDED per player who did, a ban on repeated no-shows
  *                      (sweep_completed -> match_complete -> reliability_apply);
  *   4. invitations:    PENDING invitations of requests no longer OPEN, or already started,
- *                      -> EXPIRED (sweep_invitations -> invitations_expire).
+ *                      -> EXPIRED (sweep_invitations -> invitations_expire);
+ *   5. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
+ *                      (sweep_idempotency_keys, sql/0011_idempotency.sql).
  *
  * The API never depends on this program (an expired hold is already ignored by slot and
  * create queries); it only moves rows to the state they would be read as.
@@ -50,6 +52,7 @@ struct counts {
 	long	completed;
 	long	no_shows;
 	long	invitations_expired;
+	long	keys_expired;
 };
 
 /* One rule: runs one batch of at most limit rows inside an open transaction, adds what it
@@ -115,11 +118,23 @@ batch_invitations(struct db *d, const char *limit, struct counts *c)
 	return count_cell(res, 0);
 }
 
+static long
+batch_keys(struct db *d, const char *limit, struct counts *c)
+{
+	PGresult *res = db_exec(d, "SELECT sweep_idempotency_keys($1::int)", limit);
+
+	if (res == NULL)
+		return -1;
+	c->keys_expired += count_cell(res, 0);
+	return count_cell(res, 0);
+}
+
 static const struct rule rules[] = {
 	{ "expired holds", batch_expired_holds },
 	{ "unfilled matches", batch_unfilled },
 	{ "completed matches", batch_completed },
 	{ "stale invitations", batch_invitations },
+	{ "old idempotency keys", batch_keys },
 };
 
 static void
@@ -130,6 +145,7 @@ counts_add(struct counts *total, const struct counts *c)
 	total->completed += c->completed;
 	total->no_shows += c->no_shows;
 	total->invitations_expired += c->invitations_expired;
+	total->keys_expired += c->keys_expired;
 }
 
 /* Ends a batch: rolls back whatever is still open and clears its results and memory. */
@@ -237,7 +253,8 @@ main(void)
 	if (status != 0)
 		return status;
 	printf("sweep: expired_holds=%ld unfilled=%ld completed=%ld no_shows=%ld "
-	    "invitations_expired=%ld elapsed_ms=%ld\n", total.expired_holds, total.unfilled,
-	    total.completed, total.no_shows, total.invitations_expired, elapsed_ms(&start));
+	    "invitations_expired=%ld idempotency_keys_expired=%ld elapsed_ms=%ld\n",
+	    total.expired_holds, total.unfilled, total.completed, total.no_shows,
+	    total.invitations_expired, total.keys_expired, elapsed_ms(&start));
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
