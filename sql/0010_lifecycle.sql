@@ -320,7 +320,12 @@ COMMENT ON FUNCTION reliability_apply(uuid[], uuid[], text[], timestamptz) IS
 -- Invites to a match every eligible player (0005_eligibility.sql) who never played in it and
 -- was not invited yet, and tells each one: INVITE (after payment) notifies MATCH_INVITATION,
 -- SUBSTITUTE (after an absence) SUBSTITUTE_INVITATION, with {matchRequestId, invitationId}.
-DROP FUNCTION match_invite(uuid, text, integer);
+-- superseded: 0006 created these on databases set up before this file
+SET LOCAL client_min_messages = warning;
+DROP FUNCTION IF EXISTS match_invite(uuid, text, integer);
+DROP FUNCTION IF EXISTS match_hold_expire(uuid);
+DROP FUNCTION IF EXISTS reliability_record(uuid, uuid, text, integer);
+RESET client_min_messages;
 CREATE FUNCTION match_invite(p_match uuid, p_kind text, p_min_reliability integer,
                              p_now timestamptz)
     RETURNS integer
@@ -951,5 +956,3 @@ END $$;
 COMMENT ON FUNCTION match_cancel(uuid, uuid, timestamptz) IS
     'CANCEL: the organizer calls the match off before the start.';
 
-DROP FUNCTION match_hold_expire(uuid);
-DROP FUNCTION reliability_record(uuid, uuid, text, integer);
