@@ -10,6 +10,7 @@
  * Suspension and reactivation are guarded updates; when nothing changed, a second look at
  * the row tells 404 from 409.
  */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -228,15 +229,19 @@ venues_list(struct req *r)
 }
 
 /* POST /api/owner/venues: 201 with the new venue, PENDING_APPROVAL, in the given time zone
- * or the configured default; 400, 401, 403, 413, 415. */
+ * or the configured default; 409 PENDING_LIMIT with MAX_PENDING_VENUES venues awaiting
+ * approval already; 400, 401, 403, 413, 415. */
 static void
 venue_create(struct req *r)
 {
 	struct venue_in v;
 
-	if (venue_read_or_problem(r, &v) != 0)
+	if (venue_read_or_problem(r, &v) != 0 || sql_begin(r) != 0)
 		return;
-	sql_send_json(r, 201, "Venue",
+	if (sql_query(r, "SELECT pending_venues_check($1::uuid, $2::int)", r->user_id,
+	    input_fmt_long(r, config_get()->max_pending_venues)) == NULL)
+		return;
+	send_committed(r, 201, "Venue", sql_query(r,
 	    "WITH v AS (INSERT INTO venues (owner_id, name, description, street, city, country, "
 	    "                               postal_code, latitude, longitude, timezone) "
 	    "           VALUES ($1::uuid, $2, $3, $4, $5, $6, $7, $8::float8, $9::float8, $10) "
@@ -244,7 +249,7 @@ venue_create(struct req *r)
 	    "SELECT json_venue(v::venues) FROM v",
 	    r->user_id, v.name, v.description, v.street, v.city, v.country, v.postal_code,
 	    input_fmt_double(r, v.latitude), input_fmt_double(r, v.longitude),
-	    v.timezone != NULL ? v.timezone : config_get()->default_timezone);
+	    v.timezone != NULL ? v.timezone : config_get()->default_timezone));
 }
 
 /* PUT /api/owner/venues/{venueId}: 200 with the updated venue. The body replaces every
@@ -342,6 +347,59 @@ venue_image_delete(struct req *r)
 		return;
 	}
 	sql_commit_and_no_content(r);
+}
+
+/* ---- booking rules ------------------------------------------------------------------ */
+
+/* GET /api/owner/venues/{venueId}/booking-rules: 200 with the venue's rules, each a positive
+ * integer or null (no limit); 400, 401, 403, 404. */
+static void
+booking_rules_get(struct req *r)
+{
+	sql_send_json(r, 200, "Venue",
+	    "SELECT json_booking_rules(v) FROM venues v WHERE v.id = $1::uuid AND v.owner_id = $2::uuid",
+	    req_param(r, "venueId"), r->user_id);
+}
+
+/* One rule of the body: a whole number in 1..max, or null / absent for no limit. */
+static const char *
+booking_rule_read(struct req *r, const char *name, long max)
+{
+	char message[64];
+	long n = 0;
+
+	if (!body_int(r, name, IN_NULLABLE, &n))
+		return NULL;
+	if (n < 1 || n > max) {
+		snprintf(message, sizeof message, "must be between 1 and %ld, or null", max);
+		problem_field(r, name, message);
+		return NULL;
+	}
+	return input_fmt_long(r, n);
+}
+
+/* PUT /api/owner/venues/{venueId}/booking-rules {maxUpcomingPerPlayer, maxPerPlayerPerDay,
+ * maxPerPlayerPerWeek, bookingWindowDays, minNoticeMinutes}: 200 with the rules now in force
+ * (a field absent or null is no limit); 400 with every invalid field; 401, 403, 404, 413,
+ * 415. They apply to bookings and joins made from now on. */
+static void
+booking_rules_put(struct req *r)
+{
+	const char *upcoming = booking_rule_read(r, "maxUpcomingPerPlayer", 1000);
+	const char *day = booking_rule_read(r, "maxPerPlayerPerDay", 1000);
+	const char *week = booking_rule_read(r, "maxPerPlayerPerWeek", 1000);
+	const char *window = booking_rule_read(r, "bookingWindowDays", 366);
+	const char *notice = booking_rule_read(r, "minNoticeMinutes", 43200);
+
+	if (problem_fields_or_send(r) != 0)
+		return;
+	sql_send_json(r, 200, "Venue",
+	    "UPDATE venues SET max_upcoming_per_player = $3::int, max_per_player_per_day = $4::int, "
+	    "       max_per_player_per_week = $5::int, booking_window_days = $6::int, "
+	    "       min_notice_minutes = $7::int, updated_at = now() "
+	    " WHERE id = $1::uuid AND owner_id = $2::uuid "
+	    "RETURNING json_booking_rules(venues)",
+	    req_param(r, "venueId"), r->user_id, upcoming, day, week, window, notice);
 }
 
 /* ---- holidays ----------------------------------------------------------------------- */
@@ -619,6 +677,10 @@ static const struct route routes[] = {
 	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/owner/venues/{venueId}/images/{imageId}", venue_image_delete,
 	  AUTH_OWNER, BODY_NONE },
+	{ "GET", "/api/owner/venues/{venueId}/booking-rules", booking_rules_get, AUTH_OWNER,
+	  BODY_NONE },
+	{ "PUT", "/api/owner/venues/{venueId}/booking-rules", booking_rules_put, AUTH_OWNER,
+	  BODY_JSON },
 	{ "GET", "/api/owner/venues/{venueId}/holidays", holidays_list, AUTH_OWNER, BODY_NONE },
 	{ "POST", "/api/owner/venues/{venueId}/holidays", holiday_create, AUTH_OWNER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },

@@ -124,7 +124,9 @@ create_input_or_problem(struct req *r, struct create_input *in)
 
 /* POST /api/match/requests: 201 with the new request, PENDING_PAYMENT until its expiresAt;
  * 400; 401; 404 resource unknown or not visible; 409 SLOT_NOT_OFFERED (no such slot, or not
- * the court's slot duration), SLOT_IN_PAST, NOT_BOOKABLE (no price), SLOT_TAKEN. */
+ * the court's slot duration), SLOT_IN_PAST, NOT_BOOKABLE (no price), SLOT_TAKEN, HOLD_LIMIT
+ * (MAX_UNPAID_HOLDS unpaid holds already), and the venue's booking rules:
+ * OUTSIDE_BOOKING_WINDOW, TOO_SHORT_NOTICE, UPCOMING_LIMIT, DAILY_LIMIT, WEEKLY_LIMIT. */
 static void
 request_create(struct req *r)
 {
@@ -135,10 +137,12 @@ request_create(struct req *r)
 		return;
 	res = sql_query(r,
 	    "SELECT match_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, $6::text, "
-	    "                  $7::text, $8::text, $9::float8, $10::float8, $11::numeric, $12::int)",
+	    "                  $7::text, $8::text, $9::float8, $10::float8, $11::numeric, $12::int, "
+	    "                  p_max_holds => $13::int)",
 	    in.resource, r->user_id, in.date, in.start, in.duration, in.format, in.skill,
 	    in.message, in.lat, in.lng, in.radius,
-	    input_fmt_long(r, config_get()->payment_hold_seconds));
+	    input_fmt_long(r, config_get()->payment_hold_seconds),
+	    input_fmt_long(r, config_get()->max_unpaid_holds));
 	if (res == NULL)	/* 23P01: another live request holds the slot -> 409 SLOT_TAKEN */
 		return;
 	sql_commit_and_send(r, 201, match_json(r, db_value(res, 0, 0)));

@@ -51,6 +51,10 @@ config_get(void)
 	cfg.checkin_max_accuracy_m = env_int("CHECKIN_MAX_ACCURACY_M", 100, 1, 100000);
 	cfg.min_reliability = env_int("MIN_RELIABILITY", 50, 0, 100);
 	cfg.db_prepare = env_int("DB_PREPARE", 1, 0, 1);
+	cfg.max_unpaid_holds = env_int("MAX_UNPAID_HOLDS", 2, 1, 1000);
+	cfg.max_pending_venues = env_int("MAX_PENDING_VENUES", 10, 1, 100000);
+	cfg.write_budget_per_minute = env_int("WRITE_BUDGET_PER_MINUTE", 60, 0, 1000000);
+	cfg.write_budget_burst = env_int("WRITE_BUDGET_BURST", 20, 1, 1000000);
 	loaded = true;
 	return &cfg;
 }

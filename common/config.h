@@ -16,6 +16,10 @@ struct config {
 	int		 checkin_max_accuracy_m; /* CHECKIN_MAX_ACCURACY_M, default 100 */
 	int		 min_reliability;	/* MIN_RELIABILITY: invitations need at least this */
 	int		 db_prepare;		/* DB_PREPARE: 0 turns off server-side prepared statements */
+	int		 max_unpaid_holds;	/* MAX_UNPAID_HOLDS: live holds awaiting payment per player */
+	int		 max_pending_venues;	/* MAX_PENDING_VENUES: venues awaiting approval per owner */
+	int		 write_budget_per_minute; /* WRITE_BUDGET_PER_MINUTE: refill; 0 turns it off */
+	int		 write_budget_burst;	/* WRITE_BUDGET_BURST: writes in one go */
 };
 
 /* The process configuration, read from the environment on first call and kept.

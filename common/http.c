@@ -13,6 +13,7 @@
 #include <fcgiapp.h>
 
 #include "auth.h"
+#include "budget.h"
 #include "config.h"
 #include "db.h"
 #include "idem.h"
@@ -374,7 +375,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 		if (authz == NULL)	/* .htaccess rewrite trick on hosts without CGIPassAuth */
 			authz = env(p, "REDIRECT_HTTP_AUTHORIZATION");
 		need = rt->auth == AUTH_OWNER ? ROLE_OWNER : rt->auth == AUTH_ADMIN ? ROLE_ADMIN : 0;
-		if (auth_request_or_problem(r, authz, need) != 0)
+		if (auth_request_or_problem(r, authz, need) != 0 || budget_spend_or_answer(r) != 0)
 			return;
 	}
 	if (rt->flags & BODY_JSON) {

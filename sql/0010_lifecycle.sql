@@ -551,11 +551,14 @@ COMMENT ON FUNCTION match_lock(uuid, uuid) IS
 -- HOLD: opens a match on a free slot, held for p_hold_seconds until the organizer pays.
 -- 404 NOT_FOUND (court unknown or not visible), 409 SLOT_NOT_OFFERED, SLOT_IN_PAST,
 -- NOT_BOOKABLE, SLOT_TAKEN (the exclusion constraint). A lapsed hold on the slot is ended
--- first, so it never blocks, whether or not the sweeper ran. Returns the new match's id.
+-- first, so it never blocks, whether or not the sweeper ran. Also 409 HOLD_LIMIT past
+-- p_max_holds live unpaid holds of the organizer, and the venue's booking rules (0012).
+-- Returns the new match's id.
 CREATE FUNCTION match_hold(p_resource uuid, p_organizer uuid, p_date date, p_start time,
                            p_duration integer, p_format text, p_skill text, p_message text,
                            p_lat double precision, p_lng double precision, p_radius numeric,
-                           p_hold_seconds integer, p_now timestamptz DEFAULT now())
+                           p_hold_seconds integer, p_now timestamptz DEFAULT now(),
+                           p_max_holds integer DEFAULT NULL)
     RETURNS uuid
     LANGUAGE plpgsql
 AS $$
@@ -592,6 +595,9 @@ BEGIN
     IF v_price IS NULL THEN
         PERFORM lifecycle_fail(409, 'NOT_BOOKABLE', 'The slot has no price and cannot be booked.');
     END IF;
+    -- fair use (0012): the player's unpaid holds and the club's booking rules
+    PERFORM hold_limit_check(p_organizer, p_max_holds, p_now);
+    PERFORM booking_rules_check(p_resource, p_organizer, (p_date + p_start) AT TIME ZONE v_tz, p_now);
     PERFORM match_expire_holds(ARRAY(
         SELECT m.id FROM match_requests m
          WHERE m.resource_id = p_resource AND m.status = 'PENDING_PAYMENT'
@@ -626,7 +632,7 @@ BEGIN
     RETURN v_id;
 END $$;
 COMMENT ON FUNCTION match_hold(uuid, uuid, date, time, integer, text, text, text, double precision,
-                               double precision, numeric, integer, timestamptz) IS
+                               double precision, numeric, integer, timestamptz, integer) IS
     'HOLD: a new match on a free slot, awaiting the organizer''s payment.';
 
 -- PAY: the organizer confirms payment within the window: OPEN, payment PAID, eligible players
@@ -694,6 +700,7 @@ BEGIN
     IF (CASE WHEN p_team = 'TEAM_A' THEN m.team_a_count ELSE m.team_b_count END) >= m.team_size THEN
         PERFORM lifecycle_fail(409, 'TEAM_FULL', 'The chosen team has no free place.');
     END IF;
+    PERFORM booking_rules_check(m.resource_id, p_player, m.starts_at, p_now);
     WITH a AS (UPDATE invitations SET status = 'ACCEPTED', responded_at = p_now
                 WHERE match_request_id = m.id AND player_id = p_player AND status = 'PENDING'
                RETURNING 1)

@@ -276,6 +276,9 @@ nothing_written() {
 	req POST /api/match/requests -t "$TOKEN" -d "$(create_body ".bookingDate = \"$(weekday_date 10)\"")"
 	expect 201
 	later=$(jqr .id)
+	# paid, so that it is no longer one of the player's MAX_UNPAID_HOLDS unpaid holds
+	req POST "/api/match/requests/$later/confirm-payment" -t "$TOKEN"
+	expect 200
 	req POST /api/match/requests -t "$TOKEN" -d "$(create_body)"
 	expect 201
 	sooner=$(jqr .id)

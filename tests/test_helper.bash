@@ -107,8 +107,8 @@ sql() {
 reset_db() {
 	sql "TRUNCATE venues, venue_images, venue_holidays, resources, resource_schedules,
 	     price_rules, resource_images, players, match_requests, match_players, invitations,
-	     payments, notifications, reliability_events, match_status_changes, idempotency_keys
-	     CASCADE"
+	     payments, notifications, reliability_events, match_status_changes, idempotency_keys,
+	     write_budgets CASCADE"
 }
 
 # user_id SUB: the local id of the token subject SUB, created if new.

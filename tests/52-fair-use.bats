@@ -1,0 +1,228 @@
+#!/usr/bin/env bats
+# Fair use: a cap on unpaid holds per player, the club's booking rules on every way into a
+# match, and a cap on venues awaiting approval per owner.
+
+load test_helper
+load match_helper
+
+SLOTS="08:00:00 09:30:00 11:00:00 12:30:00 14:00:00 15:30:00 17:00:00 18:30:00 20:00:00"
+
+setup() {
+	reset_db
+	VENUE=$(fixture_venue owner1)
+	COURT=$(fixture_court "$VENUE" 90)
+	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
+	TOKEN=$(token org)
+	OWNER=$(token owner1 OWNER)
+}
+
+# create DATE START [TOKEN]: a match request on $COURT.
+create() {
+	req POST /api/match/requests -t "${3:-$TOKEN}" -d "{\"resourceId\":\"$COURT\",
+		\"bookingDate\":\"$1\",\"startTime\":\"$2\",\"slotDurationMinutes\":90,
+		\"format\":\"TWO_VS_TWO\",\"skillLevel\":\"INTERMEDIATE\",\"searchLat\":40.42,\"searchLng\":-3.70}"
+}
+
+# answers: "count status" of the concurrent answers in $BATS_TEST_TMPDIR/status.N.
+answers() {
+	local f
+	for f in "$BATS_TEST_TMPDIR"/status.*; do echo "$(cat "$f")"; done | LC_ALL=C sort | uniq -c |
+		awk '{print $1 " " $2}' | paste -sd ,
+}
+
+# paid DATE START: create, then pay (paid matches are not holds).
+paid() {
+	create "$1" "$2"
+	[ "$HTTP_STATUS" = 201 ] || return 0
+	req POST "/api/match/requests/$(jqr .id)/confirm-payment" -t "$TOKEN"
+	expect 200
+	HTTP_STATUS=201
+}
+
+rules() {
+	req PUT "/api/owner/venues/$VENUE/booking-rules" -t "$OWNER" -d "$1"
+}
+
+@test "a third unpaid hold is 409 HOLD_LIMIT; paying, cancelling or a lapse frees a place" {
+	day=$(weekday_date 3)
+	create "$day" 08:00:00
+	expect 201
+	first=$(jqr .id)
+	create "$day" 09:30:00
+	expect 201
+	second=$(jqr .id)
+	create "$day" 11:00:00
+	expect_problem 409 HOLD_LIMIT
+	[[ "$(jqr .detail)" == *2* ]]
+	[ "$(sql "SELECT count(*) FROM match_requests")" = 2 ]
+
+	req POST "/api/match/requests/$first/confirm-payment" -t "$TOKEN"
+	expect 200
+	create "$day" 11:00:00
+	expect 201
+	third=$(jqr .id)
+	create "$day" 12:30:00
+	expect_problem 409 HOLD_LIMIT
+	req DELETE "/api/match/requests/$second" -t "$TOKEN"
+	expect 204 -
+	create "$day" 12:30:00
+	expect 201
+	# a lapsed hold does not count, whether or not the sweeper ran
+	sql "UPDATE match_requests SET expires_at = now() - interval '1 second' WHERE id = '$third'" >/dev/null
+	create "$day" 14:00:00
+	expect 201
+	[ "$(sql "SELECT count(*) FROM match_requests WHERE status = 'PENDING_PAYMENT' AND expires_at > now()")" = 2 ]
+}
+
+@test "twenty concurrent creates by one player leave exactly two holds" {
+	i=0
+	for d in 3 4 5; do
+		day=$(weekday_date "$d")
+		for s in $SLOTS; do
+			i=$((i + 1))
+			[ $i -le 20 ] || break
+			curl -s -o "$BATS_TEST_TMPDIR/body.$i" -w '%{http_code}' -X POST \
+				-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+				--data-binary "{\"resourceId\":\"$COURT\",\"bookingDate\":\"$day\",\"startTime\":\"$s\",
+					\"slotDurationMinutes\":90,\"format\":\"TWO_VS_TWO\",\"skillLevel\":\"INTERMEDIATE\",
+					\"searchLat\":40.42,\"searchLng\":-3.70}" \
+				"$BASE_URL/api/match/requests" >"$BATS_TEST_TMPDIR/status.$i" &
+		done
+	done
+	wait
+	got=$(answers)
+	[ "$got" = "2 201,18 409" ] || { echo "answers: $got" >&2; cat "$BATS_TEST_TMPDIR"/body.* >&2; return 1; }
+	for f in $(grep -l '^409$' "$BATS_TEST_TMPDIR"/status.*); do
+		[ "$(jq -r .code "${f/status./body.}")" = HOLD_LIMIT ]
+	done
+	[ "$(sql "SELECT count(*) FROM match_requests")" = 2 ]
+}
+
+@test "booking rules: none on a new venue, the owner's only, every field checked" {
+	req GET "/api/owner/venues/$VENUE/booking-rules" -t "$OWNER"
+	expect 200
+	same . '{"maxUpcomingPerPlayer":null,"maxPerPlayerPerDay":null,"maxPerPlayerPerWeek":null,
+		"bookingWindowDays":null,"minNoticeMinutes":null}'
+	rules '{"maxUpcomingPerPlayer":0,"maxPerPlayerPerDay":-1,"maxPerPlayerPerWeek":2.5,
+		"bookingWindowDays":367,"minNoticeMinutes":"soon"}'
+	expect_problem 400 VALIDATION_FAILED maxUpcomingPerPlayer maxPerPlayerPerDay \
+		maxPerPlayerPerWeek bookingWindowDays minNoticeMinutes
+	[ "$(sql "SELECT count(*) FROM venues WHERE max_upcoming_per_player IS NOT NULL
+	           OR booking_window_days IS NOT NULL")" = 0 ]
+	rules '{"maxUpcomingPerPlayer":3,"bookingWindowDays":14,"minNoticeMinutes":null}'
+	expect 200
+	same . '{"maxUpcomingPerPlayer":3,"maxPerPlayerPerDay":null,"maxPerPlayerPerWeek":null,
+		"bookingWindowDays":14,"minNoticeMinutes":null}'
+	[ "$(sql "SELECT max_upcoming_per_player || ' ' || booking_window_days FROM venues")" = "3 14" ]
+	req PUT "/api/owner/venues/$VENUE/booking-rules" -t "$(token owner2 OWNER)" -d '{}'
+	expect_problem 404 NOT_FOUND
+	req GET "/api/owner/venues/$VENUE/booking-rules" -t "$(token owner2 OWNER)"
+	expect_problem 404 NOT_FOUND
+}
+
+@test "slots beyond the booking window or inside the notice are unavailable and refused" {
+	rules '{"bookingWindowDays":2}'
+	expect 200
+	far=$(weekday_date 4)
+	req GET "/api/resources/$COURT/slots?date=$far"
+	expect 200
+	[ "$(jqr '[.[] | select(.available)] | length')" = 0 ]
+	create "$far" 09:30:00
+	expect_problem 409 OUTSIDE_BOOKING_WINDOW
+	[[ "$(jqr .detail)" == *"2 days"* ]]
+
+	rules '{"minNoticeMinutes":2880}'
+	expect 200
+	req GET "/api/resources/$COURT/slots?date=$(local_date 1)"
+	expect 200
+	[ "$(jqr '[.[] | select(.available)] | length')" = 0 ]
+	create "$far" 09:30:00
+	expect 201
+	create "$(local_date 1)" 20:00:00 "$(token other)"
+	expect_problem 409 TOO_SHORT_NOTICE
+	[ "$(sql "SELECT count(*) FROM match_requests")" = 1 ]
+}
+
+@test "the upcoming limit holds for creating, joining by link and accepting an invitation" {
+	rules '{"maxUpcomingPerPlayer":1}'
+	expect 200
+	P1=$(fixture_player p1 INTERMEDIATE 40.42 -3.70)
+	m1=$(sql_match "$ORG" OPEN '3 days')
+	m2=$(sql_match "$ORG" OPEN '4 days')
+	link=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$m1'")
+	req POST "/api/match/join/$link" -t "$(token p1)" -d '{"team":"TEAM_B"}'
+	expect 200
+	link=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$m2'")
+	req POST "/api/match/join/$link" -t "$(token p1)" -d '{"team":"TEAM_B"}'
+	expect_problem 409 UPCOMING_LIMIT
+	inv=$(sql "INSERT INTO invitations (match_request_id, player_id) VALUES ('$m2', '$P1') RETURNING id")
+	req POST "/api/match/invitations/$inv/accept" -t "$(token p1)" -d '{"team":"TEAM_B"}'
+	expect_problem 409 UPCOMING_LIMIT
+	create "$(weekday_date 6)" 09:30:00 "$(token p1)"
+	expect_problem 409 UPCOMING_LIMIT
+	[ "$(sql "SELECT count(*) FROM match_players WHERE player_id = '$P1'")" = 1 ]
+	[ "$(sql "SELECT status FROM invitations WHERE id = '$inv'")" = PENDING ]
+	# leaving frees the place under the rule
+	req DELETE "/api/match/requests/$m1/leave" -t "$(token p1)"
+	expect 204 -
+	req POST "/api/match/invitations/$inv/accept" -t "$(token p1)" -d '{"team":"TEAM_B"}'
+	expect 200
+}
+
+@test "daily and weekly limits count the player's matches at the venue on that local day and ISO week" {
+	rules '{"maxPerPlayerPerDay":1,"maxPerPlayerPerWeek":2}'
+	expect 200
+	monday=$(TZ=Europe/Madrid date -d "next monday +7 days" +%F)
+	paid "$monday" 09:30:00
+	paid "$monday" 14:00:00
+	expect_problem 409 DAILY_LIMIT
+	paid "$(date -d "$monday +1 day" +%F)" 14:00:00
+	[ "$HTTP_STATUS" = 201 ]
+	paid "$(date -d "$monday +2 days" +%F)" 14:00:00
+	expect_problem 409 WEEKLY_LIMIT
+	# the next ISO week is another week
+	paid "$(date -d "$monday +7 days" +%F)" 14:00:00
+	[ "$HTTP_STATUS" = 201 ]
+	# a cancelled match no longer counts
+	req DELETE "/api/match/requests/$(sql "SELECT id FROM match_requests WHERE booking_date = '$monday'")" -t "$TOKEN"
+	expect 204 -
+	paid "$monday" 14:00:00
+	[ "$HTTP_STATUS" = 201 ]
+}
+
+@test "twenty concurrent joins by one player stop at the upcoming limit exactly" {
+	rules '{"maxUpcomingPerPlayer":1}'
+	expect 200
+	P1=$(fixture_player p1 INTERMEDIATE 40.42 -3.70)
+	T1=$(token p1)
+	for i in $(seq 20); do
+		m=$(sql_match "$ORG" OPEN "$((2 + i)) days")
+		link=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$m'")
+		curl -s -o "$BATS_TEST_TMPDIR/body.$i" -w '%{http_code}' -X POST \
+			-H "Authorization: Bearer $T1" -H 'Content-Type: application/json' \
+			--data-binary '{"team":"TEAM_B"}' "$BASE_URL/api/match/join/$link" \
+			>"$BATS_TEST_TMPDIR/status.$i" &
+	done
+	wait
+	got=$(answers)
+	[ "$got" = "1 200,19 409" ] || { echo "answers: $got" >&2; cat "$BATS_TEST_TMPDIR"/body.* >&2; return 1; }
+	[ "$(sql "SELECT count(*) FROM match_players WHERE player_id = '$P1'")" = 1 ]
+}
+
+@test "an owner with MAX_PENDING_VENUES venues awaiting approval gets 409 PENDING_LIMIT" {
+	body='{"name":"Club","street":"Calle 1","city":"Madrid","country":"Spain","latitude":40.4,"longitude":-3.7}'
+	other=$(token owner3 OWNER)
+	for i in $(seq 10); do
+		req POST /api/owner/venues -t "$other" -d "$body"
+		expect 201
+	done
+	req POST /api/owner/venues -t "$other" -d "$body"
+	expect_problem 409 PENDING_LIMIT
+	[[ "$(jqr .detail)" == *10* ]]
+	[ "$(sql "SELECT count(*) FROM venues v JOIN users u ON u.id = v.owner_id WHERE u.subject = 'owner3'")" = 10 ]
+	# once one is approved, there is room again
+	sql "UPDATE venues SET status = 'ACTIVE' WHERE id = (SELECT v.id FROM venues v JOIN users u
+	     ON u.id = v.owner_id WHERE u.subject = 'owner3' LIMIT 1)" >/dev/null
+	req POST /api/owner/venues -t "$other" -d "$body"
+	expect 201
+}
