@@ -18,6 +18,13 @@ journey_script() {
 	     code { print }' "$COURTS_ROOT/README.md"
 }
 
+# make_build: the suite's build directory as make's BUILD, relative to the checkout when it is
+# inside (make cannot take a path with a space as a target).
+make_build() {
+	local rel=${COURTS_BUILD#"$COURTS_ROOT"/}
+	echo "${rel:-build}"
+}
+
 @test "the README journey runs end to end and leaves the state it describes" {
 	script=$(journey_script)
 	[ -n "$script" ]
@@ -25,7 +32,7 @@ journey_script() {
 	script=${script//API=http:\/\/127.0.0.1:8080/API=$BASE_URL}
 	[[ "$script" == *'$(make -s token SUB=ana)'* ]]
 	cd "$COURTS_ROOT"
-	run env BUILD="$COURTS_BUILD" bash -c "set -euo pipefail
+	run env BUILD="$(make_build)" bash -c "set -euo pipefail
 		$script"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -41,12 +48,12 @@ journey_script() {
 
 @test "the README's token without roles acts as a player: owner routes are 403 to it" {
 	cd "$COURTS_ROOT"
-	ana=$(BUILD="$COURTS_BUILD" make -s token SUB=ana)
+	ana=$(BUILD="$(make_build)" make -s token SUB=ana)
 	req GET /api/owner/venues -t "$ana"
 	expect_problem 403 FORBIDDEN
 	req GET /api/players/me -t "$ana"
 	expect 200
-	owner=$(BUILD="$COURTS_BUILD" make -s token SUB=olivia ROLES=OWNER)
+	owner=$(BUILD="$(make_build)" make -s token SUB=olivia ROLES=OWNER)
 	req GET /api/owner/venues -t "$owner"
 	expect 200
 }
