@@ -144,7 +144,8 @@ signal_group() {
 	if [ "$1" = root ]; then as_root kill -"$2" -- "-$3"; else kill -"$2" -- "-$3"; fi 2>/dev/null
 }
 
-# need_root: root's cases run as root, or through passwordless sudo; otherwise they say why.
+# need_root: root's cases (tagged needs:root) run as root, or through passwordless sudo;
+# otherwise they say why (scripts/test.sh leaves them out then, and says so).
 need_root() {
 	[ "$AS_ROOT_CMD" != none ] ||
 		skip "needs root or passwordless sudo (sudo -n true failed for $(id -un)): run make test as root to check a checkout only root may enter"
@@ -265,6 +266,7 @@ owner_round_trip() {
 	stop_run user
 }
 
+# bats test_tags=needs:root
 @test "root runs make run from a checkout inside a mode-700 directory: the state moves where postgres and www-data reach it" {
 	need_root
 	local private=$SETUP_DIR/private dir=$ROOT_CHECKOUT
@@ -310,6 +312,7 @@ owner_round_trip() {
 	grep -q "^make run: JWT_PUBLIC_KEY_FILE $keys/public.pem is not readable by you" <<<"$output"
 }
 
+# bats test_tags=needs:root
 @test "as root, make run refuses a public key www-data cannot read (in a mode-700 directory)" {
 	need_root
 	local keys=$SETUP_DIR/root-keys
