@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # lib.sh: what the scripts need to know about the machine they run on: a PATH that finds the
 # server programs, the users the private servers run as, and whether those users can reach a
-# path. Sourced by stack.sh, run.sh and test.sh; defines functions and SETUP_NOTES only.
+# path. Sourced by stack.sh, run.sh, test.sh and bench/run.sh; defines functions and
+# SETUP_NOTES only.
 
 # What was arranged on the caller's behalf, said in one line by setup_say.
 SETUP_NOTES=()
