@@ -2,7 +2,7 @@
 #
 #   make run      install what is missing, build, start PostgreSQL + Apache on 127.0.0.1:$(PORT)
 #   make test     install what is missing, build, run unit tests and the bats suite
-#   make token    mint a development token: make token SUB=alice ROLES=OWNER
+#   make token    mint a development token: make token SUB=alice ROLES=OWNER (no ROLES: a player)
 #   make sweep    run the cron sweeper once against the `make run` database
 #   make bench    benchmark plain CGI and FastCGI (see bench/)
 
@@ -11,7 +11,9 @@ BUILD     ?= build
 PORT      ?= 8080
 MODE      ?= cgi
 SUB       ?= dev-user
-ROLES     ?= OWNER
+ROLES     ?=
+# the key `make token` signs with; the test suite points it at its own
+JWT_PRIVATE_KEY_FILE ?= var/keys/jwt_private.pem
 SANITIZE  ?=
 
 CC        ?= cc
@@ -39,6 +41,9 @@ PQ_LIBS   := -lpq
 endif
 LDLIBS    := -lfcgi $(PQ_LIBS) $(shell pkg-config --libs libcjson libjwt openssl 2>/dev/null || \
              echo -ljwt -lcjson -lssl -lcrypto) -lm
+# The libraries linked are a build input: a program is relinked when they change, as when a
+# build made before `make install` (shared libpq) is followed by one after it (lean).
+LINK_STAMP := $(BUILD)/link-libs
 ifneq ($(SANITIZE),)
 CFLAGS    += -fsanitize=address,undefined -fno-omit-frame-pointer
 LDFLAGS   += -fsanitize=address,undefined
@@ -58,7 +63,7 @@ DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postg
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
 	bats jq curl openssl wrk procps iproute2 time
 
-.PHONY: all build install run test unit token sweep bench clean
+.PHONY: all build install run test unit token sweep bench clean FORCE
 .SECONDARY:
 
 all: build
@@ -73,8 +78,14 @@ install:
 		echo "installing:" $$missing; \
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && \
-		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing; \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+
+# rewritten only when the libraries change, so that only then the programs are relinked
+$(LINK_STAMP): FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(LDLIBS)' | cmp -s - $@ || echo '$(LDLIBS)' >$@
 
 $(BUILD)/common/%.o: common/%.c common/*.h
 	@mkdir -p $(dir $@)
@@ -88,12 +99,12 @@ $(BUILD)/lean/%.o: common/lean/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
-$(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) common/*.h
+$(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@.tmp $< $(LIB) $(LDLIBS)
 	@mv -f $@.tmp $@	# rename, never overwrite: a running FastCGI worker keeps its text
 
-$(CRON_BIN): cron/sweep.c $(LIB) $(LEAN_OBJ) common/*.h
+$(CRON_BIN): cron/sweep.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
@@ -101,26 +112,31 @@ $(BUILD)/tools/mint-token: scripts/mint-token.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ljwt
 
-$(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) common/*.h
+$(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-run: install build
+# run, test and bench build in a second make: it reads this file again after `install`, so
+# that a first build on a fresh machine sees pg_config and the static libraries (lean).
+run: install
+	@$(MAKE) --no-print-directory build
 	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) scripts/run.sh
 
 # both modes unless MODE is given on the command line
-test: install build
+test: install
+	@$(MAKE) --no-print-directory build
 	@BUILD=$(BUILD) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi)" \
 		scripts/test.sh $(TESTS)
 
 token: $(TOOLS_BIN)
-	@$(TOOLS_BIN) -k var/keys/jwt_private.pem -s "$(SUB)" -r "$(ROLES)" \
+	@$(TOOLS_BIN) -k "$(JWT_PRIVATE_KEY_FILE)" -s "$(SUB)" -r "$(ROLES)" \
 		-i "$${JWT_ISSUER:-https://auth.courts.local/}" -a "$${JWT_AUDIENCE:-courts-api}"
 
 sweep: $(CRON_BIN)
 	@scripts/sweep.sh $(CRON_BIN)
 
-bench: install build
+bench: install
+	@$(MAKE) --no-print-directory build
 	@BUILD=$(BUILD) bench/run.sh
 
 clean:

@@ -16,6 +16,10 @@ set -euo pipefail
 unset EXTERNAL_DATABASE_URL JWT_PUBLIC_KEY_FILE
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# apache2 is in /usr/sbin, which a user's PATH lacks on Debian
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
+courts_path
 build=${BUILD:-build}
 [[ $build == /* ]] || build=$root/$build
 build=$(cd "$build" && pwd)

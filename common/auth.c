@@ -27,7 +27,6 @@
 
 static EVP_PKEY *pkey;
 static jwt_alg_t pinned_alg = JWT_ALG_INVAL;
-static bool key_tried;
 
 /* (issuer, subject) -> users.id, kept by long-lived processes to skip a query per request */
 static struct {
@@ -43,20 +42,19 @@ auth_reset(void)
 	EVP_PKEY_free(pkey);
 	pkey = NULL;
 	pinned_alg = JWT_ALG_INVAL;
-	key_tried = false;
 	memset(user_cache, 0, sizeof user_cache);
 }
 
-/* Reads the configured key once; later calls reuse it (or its failure). */
+/* Reads the configured key once; later calls reuse it. A failure is not kept: the next call
+ * tries again, so a long-lived process picks up a key the operator has fixed. */
 static bool
 key_load(void)
 {
 	const struct config *cfg = config_get();
 	FILE *f;
 
-	if (key_tried)
-		return pkey != NULL;
-	key_tried = true;
+	if (pkey != NULL)
+		return true;
 	if (strcmp(cfg->jwt_algorithm, "RS256") == 0)
 		pinned_alg = JWT_ALG_RS256;
 	else if (strcmp(cfg->jwt_algorithm, "ES256") == 0)
@@ -394,15 +392,18 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 	struct auth_claims c;
 	const char *why;
 
-	if (!key_load()) {
-		/* a server without its key cannot judge any token: that is our fault, not theirs */
-		problem_internal(r);
-		return -1;
-	}
+	/* no token is the caller's mistake whatever the state of our key */
 	if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0 ||
 	    authorization[7] == '\0') {
 		unauthorized(r, "Bearer realm=\"courts\"", "UNAUTHORIZED",
 		    "A Bearer token is required.");
+		return -1;
+	}
+	if (!key_load()) {
+		/* a server without its key cannot judge any token: nobody can be authenticated
+		 * until the operator fixes it (key_load logged why), and a retry may succeed */
+		problem_send(r, 503, "AUTH_UNAVAILABLE",
+		    "Authentication is temporarily unavailable; retry later.");
 		return -1;
 	}
 	if (auth_verify(authorization + 7, (long)time(NULL), &c, &why) != 0) {

@@ -6,7 +6,8 @@ db=${1:?usage: migrate.sh CONNINFO}
 sqldir=$(cd "$(dirname "$0")/../sql" && pwd)
 psql_q() { psql "$db" -X -q -v ON_ERROR_STOP=1 "$@"; }
 
-psql_q -c "CREATE TABLE IF NOT EXISTS schema_migrations (
+# a re-run finds the table: no NOTICE about it
+psql_q -c "SET client_min_messages TO warning" -c "CREATE TABLE IF NOT EXISTS schema_migrations (
 	version text PRIMARY KEY,
 	applied_at timestamptz NOT NULL DEFAULT now())" \
 	-c "COMMENT ON TABLE schema_migrations IS 'Migration files of sql/ already applied.'"

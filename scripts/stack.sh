@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # stack.sh: start and stop the private PostgreSQL cluster and Apache of one state directory.
 #
+#   scripts/stack.sh check STATE_DIR PORT                  (what `make run` checks first)
 #   scripts/stack.sh start STATE_DIR PORT MODE BUILD_DIR   (MODE: cgi, fastcgi or pool)
 #   scripts/stack.sh stop  STATE_DIR
 #
-# STATE_DIR gets pg/ (cluster), pgsock/ (Unix socket), keys/, apache/ (config run dir, logs).
+# STATE_DIR gets pg/ (cluster), pgsock/ (Unix socket), keys/, apache/ (config run dir, logs),
+# and served/ when the server's user cannot reach the programs where they were built.
 # Everything listens on 127.0.0.1 or a Unix socket only; stop kills by the recorded PIDs.
-# Exports nothing: it writes STATE_DIR/env, which callers source.
+# Exports nothing: it writes STATE_DIR/env, which callers source. start says in one line
+# "setup: ..." what it arranged beyond the usual (with COURTS_SETUP_NOTES from its caller).
 set -euo pipefail
+# the servers' users read what is made here: its modes must not depend on the caller's umask
+umask 022
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$here/lib.sh"
+courts_path
 
 pg_bin() {
 	local d
@@ -21,11 +29,34 @@ pg_bin() {
 
 # PostgreSQL refuses to run as root: run its tools as the postgres user then.
 as_pg() {
-	if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+	as_user "$(pg_user)" "$@"
 }
 
 pg_owner() {
-	if [ "$(id -u)" -eq 0 ]; then chown -R postgres:postgres "$@"; fi
+	if is_root; then chown -R postgres:postgres "$@"; fi
+}
+
+# The cluster's settings: pg/courts.conf, included last by postgresql.conf and rewritten at
+# every start, so the socket follows the state directory (which may have moved), and sessions
+# that choose no time zone get UTC whatever the zone of whoever ran initdb.
+pg_conf() {
+	local state=$1 conf=$1/pg/postgresql.conf
+	grep -qx "include_if_exists = 'courts.conf'" "$conf" ||
+		echo "include_if_exists = 'courts.conf'" >>"$conf"
+	cat >"$state/pg/courts.conf" <<-CONF
+	# written by scripts/stack.sh at every start
+	listen_addresses = ''
+	port = 5432
+	unix_socket_directories = '"${state//\'/\'\'}/pgsock"'
+	unix_socket_permissions = 0777
+	max_connections = 200
+	shared_buffers = 128MB
+	fsync = ${PG_FSYNC:-on}
+	synchronous_commit = ${PG_SYNC_COMMIT:-on}
+	log_min_messages = warning
+	timezone = 'UTC'
+	CONF
+	pg_owner "$state/pg/courts.conf"
 }
 
 pg_start() {
@@ -41,29 +72,21 @@ pg_start() {
 		as_pg "$bin/initdb" -D "$state/pg" -U postgres --auth-local=trust \
 			--auth-host=reject -E UTF8 --locale=C.UTF-8 >"$state/log/initdb.log" 2>&1 \
 			|| { cat "$state/log/initdb.log" >&2; exit 1; }
-		cat >>"$state/pg/postgresql.conf" <<-CONF
-		listen_addresses = ''
-		port = 5432
-		unix_socket_directories = '$state/pgsock'
-		unix_socket_permissions = 0777
-		max_connections = 200
-		shared_buffers = 128MB
-		fsync = ${PG_FSYNC:-on}
-		synchronous_commit = ${PG_SYNC_COMMIT:-on}
-		log_min_messages = warning
-		CONF
 	fi
+	pg_conf "$state"
 	if ! as_pg "$bin/pg_ctl" -D "$state/pg" -l "$state/log/postgresql.log" -w -t 60 start \
 		>/dev/null; then
 		cat "$state/log/postgresql.log" >&2
 		exit 1
 	fi
-	as_pg "$bin/psql" -h "$state/pgsock" -U postgres -d postgres -qtAc \
+	as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d postgres -qtAc \
 		"SELECT 1 FROM pg_roles WHERE rolname = 'courts'" | grep -q 1 ||
-		as_pg "$bin/psql" -h "$state/pgsock" -U postgres -d postgres -q \
+		as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d postgres -q \
 			-c "CREATE ROLE courts LOGIN" -c "CREATE DATABASE courts OWNER courts"
-	# extensions need a superuser; created here so migrations run as the app role
-	as_pg "$bin/psql" -h "$state/pgsock" -U postgres -d courts -q \
+	# extensions need a superuser; created here so migrations run as the app role. A re-run
+	# finds them: no NOTICE about it.
+	as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d courts -q \
+		-c "SET client_min_messages TO warning" \
 		-c "CREATE EXTENSION IF NOT EXISTS cube" \
 		-c "CREATE EXTENSION IF NOT EXISTS earthdistance" \
 		-c "CREATE EXTENSION IF NOT EXISTS btree_gist" >/dev/null
@@ -82,10 +105,60 @@ keys_make() {
 		openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
 			-out "$keys/jwt_private.pem" 2>/dev/null
 		openssl pkey -in "$keys/jwt_private.pem" -pubout -out "$keys/jwt_public.pem"
-		chmod 600 "$keys/jwt_private.pem"
-		chmod 644 "$keys/jwt_public.pem"
-		chmod 755 "$keys"
 	fi
+	# the server's user reads the public key; only whoever mints tokens reads the private one
+	chmod 600 "$keys/jwt_private.pem"
+	chmod 644 "$keys/jwt_public.pem"
+	chmod 755 "$keys"
+}
+
+# The programs and apache/ where the server's user can reach them: in place when it can, or
+# else a copy in STATE/served (a checkout under a directory only its owner may enter, such as
+# /root, or one built under umask 077). mod_fcgid splits the program's path at white space, so
+# under FastCGI the programs must also live in a path without any. Sets srv_root and srv_bin.
+serve_prepare() {
+	local state=$1 build=$2 mode=$3 user why
+	user=$(web_user)
+	srv_root=$root srv_bin=$build
+	if serve_reachable "$user" "$srv_root" "$srv_bin"; then
+		[ "$mode" = fastcgi ] && [[ $srv_bin == *[[:space:]]* ]] || return 0
+		why="mod_fcgid cannot start programs from a path with a space"
+	else
+		why="$user cannot reach $build"
+	fi
+	if [ "$mode" = fastcgi ] && [[ $state == *[[:space:]]* ]]; then
+		echo "stack: $why, and the state directory $state has one too: use a state directory without a space" >&2
+		exit 1
+	fi
+	rm -rf "$state/served"
+	mkdir -p "$state/served/build"
+	cp -R "$build/cgi-bin" "$state/served/build/"
+	cp -R "$root/apache" "$state/served/"
+	chmod -R a+rX,go-w "$state/served"
+	srv_root=$state/served srv_bin=$state/served/build
+	if ! serve_reachable "$user" "$srv_root" "$srv_bin"; then
+		echo "stack: $user (the server's user) cannot run the programs in $srv_bin either: let $user enter $state" >&2
+		exit 1
+	fi
+	setup_note "programs and apache/ served from a copy in $state/served ($why)"
+}
+
+serve_reachable() {
+	local user=$1 dir=$2 bin=$3 prog
+	can "$user" -r "$dir/apache/errors/500.json" || return 1
+	for prog in "$bin"/cgi-bin/*.cgi; do
+		can "$user" -x "$prog" || return 1
+	done
+}
+
+# Both servers' users must enter the state directory: sockets, logs and keys live there.
+state_reachable() {
+	local state=$1 user
+	for user in $(pg_user) $(web_user); do
+		can "$user" -x "$state" && continue
+		echo "stack: $user cannot enter $state: use a state directory under directories every user may enter (for the tests: TMPDIR)" >&2
+		exit 1
+	done
 }
 
 # alive PID: the process exists and is not a zombie waiting for a parent that may never reap it
@@ -96,20 +169,20 @@ alive() {
 # pool mode: every program runs its own supervised set of FastCGI workers on a Unix socket
 # (FCGI_LISTEN), which Apache reaches through mod_proxy_fcgi; as www-data when we are root.
 pool_start() {
-	local state=$1 build=$2 prog name dir=$1/apache/run/pool as=()
+	local state=$1 prog name dir=$1/apache/run/pool as=()
 	mkdir -p "$dir"
-	if [ "$(id -u)" -eq 0 ]; then
+	if is_root; then
 		chown www-data:www-data "$dir"
 		as=(setpriv --reuid=www-data --regid=www-data --init-groups)
 	fi
-	for prog in "$build"/cgi-bin/*.cgi; do
+	for prog in "$srv_bin"/cgi-bin/*.cgi; do
 		name=$(basename "$prog" .cgi)
 		FCGI_LISTEN="$dir/$name.sock" FCGI_WORKERS=${FCGI_WORKERS:-4} \
 			"${as[@]}" "$prog" >>"$state/apache/logs/error.log" 2>&1 </dev/null &
 		echo $! >"$dir/$name.pid"
 	done
 	local deadline=$((SECONDS + 20))
-	for prog in "$build"/cgi-bin/*.cgi; do
+	for prog in "$srv_bin"/cgi-bin/*.cgi; do
 		name=$(basename "$prog" .cgi)
 		until [ -S "$dir/$name.sock" ]; do
 			if [ $SECONDS -gt $deadline ]; then
@@ -134,21 +207,23 @@ pool_stop() {
 	done
 }
 
+# Apache runs the programs of srv_bin (serve_prepare) as the server's user.
 apache_start() {
-	local state=$1 port=$2 mode=$3 build=$4 defines=()
+	local state=$1 port=$2 mode=$3 defines=()
 	mkdir -p "$state/apache/run" "$state/apache/logs" "$state/apache/htdocs"
 	chmod 755 "$state/apache"
 	write_env_conf "$state/apache"
 	[ "$mode" = fastcgi ] && defines+=(-D FASTCGI)
 	if [ "$mode" = pool ]; then
 		defines+=(-D FCGIPOOL)
-		pool_start "$state" "$build"
+		pool_start "$state"
 	fi
-	[ "$(id -u)" -eq 0 ] && defines+=(-D RUN_AS_WWW_DATA)
+	is_root && defines+=(-D RUN_AS_WWW_DATA)
+	# the master reads the configuration as the caller; the paths it hands on are quoted
 	local args=(-f "$root/apache/httpd.conf"
-		-C "Define COURTS_ROOT $root"
-		-C "Define COURTS_BIN $build"
-		-C "Define COURTS_STATE $state/apache"
+		-C "Define COURTS_ROOT \"$srv_root\""
+		-C "Define COURTS_BIN \"$srv_bin\""
+		-C "Define COURTS_STATE \"$state/apache\""
 		-C "Define COURTS_LISTEN 127.0.0.1:$port"
 		"${defines[@]}")
 	echo "${args[*]}" >"$state/apache/args"
@@ -199,23 +274,107 @@ write_env_conf() {
 }
 
 write_env() {
-	local state=$1 port=$2
+	local state=$1 port=$2 host
+	# a connection string value in single quotes holds spaces; a quote in it is \'
+	host="'${state//\'/\\\'}/pgsock'"
 	cat >"$state/env" <<-ENV
-	export DATABASE_URL="host=$state/pgsock port=5432 dbname=courts user=courts"
-	export PSQL_ADMIN="host=$state/pgsock port=5432 dbname=courts user=postgres"
+	export DATABASE_URL="host=$host port=5432 dbname=courts user=courts"
+	export PSQL_ADMIN="host=$host port=5432 dbname=courts user=postgres"
 	export JWT_PUBLIC_KEY_FILE="\${JWT_PUBLIC_KEY_FILE:-$state/keys/jwt_public.pem}"
 	export JWT_PRIVATE_KEY_FILE="$state/keys/jwt_private.pem"
 	export BASE_URL="http://127.0.0.1:$port"
 	ENV
 }
 
+# ---- what `make run` checks before it starts anything: one line per problem, naming the file
+# or setting and how to fix it ----------------------------------------------------------------
+
+check_port() {
+	local port=$1
+	case $port in
+	'' | *[!0-9]*)
+		echo "make run: PORT=$port is not a port number: e.g. make run PORT=8080"
+		return 1
+		;;
+	esac
+	if (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		echo "make run: port $port on 127.0.0.1 is in use: stop what listens there, or choose another port, e.g. make run PORT=$((port + 1))"
+		return 1
+	fi
+}
+
+# The server's user must read the key, and it must be what JWT_ALGORITHM verifies with.
+check_key() {
+	local key=$1 alg=$2 user who text got
+	user=$(web_user)
+	if is_root; then who="$user, the user the server runs as"; else who="you (the server runs as you)"; fi
+	case $alg in
+	RS256 | ES256) ;;
+	*)
+		echo "make run: JWT_ALGORITHM=$alg is not supported: set RS256 (the default) or ES256"
+		return 1
+		;;
+	esac
+	if [ ! -e "$key" ]; then
+		echo "make run: JWT_PUBLIC_KEY_FILE $key does not exist: set JWT_PUBLIC_KEY_FILE to the identity provider's PEM public key, or unset it for the development key"
+		return 1
+	fi
+	if ! can "$user" -r "$key"; then
+		echo "make run: JWT_PUBLIC_KEY_FILE $key is not readable by $who: make it readable (chmod a+r) in directories $user may enter, or copy it somewhere $user can read"
+		return 1
+	fi
+	if ! grep -q -- '-----BEGIN PUBLIC KEY-----' "$key" ||
+		! text=$(as_user "$user" openssl pkey -pubin -in "$key" -noout -text_pub 2>/dev/null); then
+		echo "make run: JWT_PUBLIC_KEY_FILE $key is not a PEM public key (-----BEGIN PUBLIC KEY-----): give the identity provider's public key"
+		return 1
+	fi
+	if grep -q '^Modulus:' <<<"$text"; then
+		got=RSA
+	elif grep -qE '^NIST CURVE: P-256$' <<<"$text"; then
+		got=P-256
+	else
+		got=other
+	fi
+	case $alg:$got in
+	RS256:RSA | ES256:P-256) return 0 ;;
+	RS256:*) echo "make run: JWT_PUBLIC_KEY_FILE $key is not an RSA key, which JWT_ALGORITHM=RS256 needs: give the RSA public key, or set JWT_ALGORITHM to the key's algorithm (ES256 for P-256)" ;;
+	ES256:*) echo "make run: JWT_PUBLIC_KEY_FILE $key is not an EC P-256 key, which JWT_ALGORITHM=ES256 needs: give the P-256 public key, or set JWT_ALGORITHM=RS256 for an RSA key" ;;
+	esac
+	return 1
+}
+
+# abs DIR: DIR as an absolute path (created when missing).
+abs() {
+	mkdir -p "$1"
+	(cd "$1" && pwd)
+}
+
 case "${1:-}" in
+check)
+	state=$(abs "$2") port=$3
+	path_ok "the state directory" "$state"
+	keys_make "$state/keys"
+	ok=0
+	check_port "$port" >&2 || ok=1
+	check_key "${JWT_PUBLIC_KEY_FILE:-$state/keys/jwt_public.pem}" "${JWT_ALGORITHM:-RS256}" >&2 ||
+		ok=1
+	exit $ok
+	;;
 start)
-	state=$2 port=$3 mode=$4 build=$5
+	state=$(abs "$2") port=$3 mode=$4 build=$(cd "$5" && pwd)
+	path_ok "the state directory" "$state"
+	path_ok "the build directory" "$build"
+	path_ok "the project directory" "$root"
+	# nothing below uses a relative path; the servers' users need not enter the caller's
+	cd /
+	[ -z "${COURTS_SETUP_NOTES:-}" ] || SETUP_NOTES=("$COURTS_SETUP_NOTES" "${SETUP_NOTES[@]}")
 	mkdir -p "$state/log"
 	chmod 755 "$state"
+	state_reachable "$state"
 	keys_make "$state/keys"
 	write_env "$state" "$port"
+	serve_prepare "$state" "$build" "$mode"
+	setup_say ""
 	if [ -z "${EXTERNAL_DATABASE_URL:-}" ]; then
 		pg_start "$state"
 		# shellcheck disable=SC1091
@@ -227,31 +386,39 @@ start)
 	"$here/migrate.sh" "$DATABASE_URL" >"$state/log/migrate.log" 2>&1 ||
 		{ cat "$state/log/migrate.log" >&2; exit 1; }
 	set -a; . "$state/env"; set +a
-	apache_start "$state" "$port" "$mode" "$build"
+	apache_start "$state" "$port" "$mode"
 	;;
 stop)
-	state=$2
+	[ -d "$2" ] || exit 0
+	state=$(abs "$2")
+	cd /
 	apache_stop "$state"
 	pg_stop "$state"
 	;;
 apache)
 	# a second Apache on the same database, with the settings of the caller's environment
 	# (tests of configuration such as PAYMENT_HOLD_SECONDS)
-	state=$2 port=$3 mode=$4 build=$5
-	mkdir -p "$state"
+	state=$(abs "$2") port=$3 mode=$4 build=$(cd "$5" && pwd)
+	cd /
 	chmod 755 "$state"
-	apache_start "$state" "$port" "$mode" "$build"
+	serve_prepare "$state" "$build" "$mode"
+	apache_start "$state" "$port" "$mode"
 	;;
 stop-apache)
-	apache_stop "$2"
+	[ -d "$2" ] || exit 0
+	state=$(abs "$2")
+	cd /
+	apache_stop "$state"
 	;;
 restart-pg)
 	# a database restart under running programs: kept connections must recover
-	as_pg "$(pg_bin)/pg_ctl" -D "$2/pg" -m fast -w -t 60 restart \
-		-l "$2/log/postgresql.log" >/dev/null
+	state=$(abs "$2")
+	cd /
+	as_pg "$(pg_bin)/pg_ctl" -D "$state/pg" -m fast -w -t 60 restart \
+		-l "$state/log/postgresql.log" >/dev/null
 	;;
 *)
-	echo "usage: $0 start STATE PORT MODE BUILD | stop STATE" >&2
+	echo "usage: $0 check STATE PORT | start STATE PORT MODE BUILD | stop STATE" >&2
 	exit 2
 	;;
 esac

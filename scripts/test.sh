@@ -3,9 +3,21 @@
 # and a real Apache (tests/setup_suite.bash) once per mode in $MODES, the modes side by side
 # (each has its own cluster, server and port), and ends with one line "N passed, N failed".
 # Arguments, if any, are bats files to run instead of all.
+#
+# The suite does not depend on the caller's locale, time zone or umask: tests/setup_suite.bash
+# pins them. What had to be arranged for this machine is said in one line "# setup: ...".
 set -uo pipefail
+umask 022
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$(cd "$root/${BUILD:-build}" && pwd)
+b=${BUILD:-build}
+[[ $b == /* ]] || b=$root/$b
+build=$(cd "$b" && pwd) || exit 1
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
+courts_path
+can "$(web_user)" -x "$build/cgi-bin/health.cgi" ||
+	setup_note "programs served from a copy in each test state directory ($(web_user) cannot reach $build)"
+setup_say '# '
 modes=${MODES:-${MODE:-cgi fastcgi}}
 pass=0 fail=0
 work=$(mktemp -d)
@@ -39,9 +51,17 @@ done
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=("$root"/tests/*.bats)
+# Tests tagged needs:root check what only root meets (a checkout only root may enter). A user
+# without passwordless sudo cannot run them: they are left out, and this says so.
+bats_opts=()
+if ! is_root && ! sudo -n true 2>/dev/null && grep -qs 'test_tags=needs:root' "${files[@]}"; then
+	bats_opts=(--filter-tags '!needs:root')
+	echo "# not run: the tests tagged needs:root ($(grep -h -A1 'test_tags=needs:root' "${files[@]}" |
+		grep -c '^@test')): they need root or passwordless sudo; make test as root runs them, as does a user after sudo -v"
+fi
 pids=()
 for mode in $modes; do
-	(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${files[@]}" \
+	(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${bats_opts[@]}" "${files[@]}" \
 		>"$work/bats-$mode.tap" 2>&1; echo "# bats exit $?" >>"$work/bats-$mode.tap") &
 	pids+=($!)
 done

@@ -338,11 +338,15 @@ expect_invalid_token() {
 	expect 200
 }
 
-@test "a server without its public key answers 500 with nothing internal" {
+@test "a server without its public key answers 503 AUTH_UNAVAILABLE with nothing internal" {
 	url=$(extra_apache nokey JWT_PUBLIC_KEY_FILE="$COURTS_STATE/no-such-key.pem")
 	req GET $PROTECTED -b "$url" -t "$(token "$ALICE" OWNER)"
-	expect_problem 500 INTERNAL_ERROR
+	expect_problem 503 AUTH_UNAVAILABLE
 	[ "$(jqr .requestId)" = "$(header X-Request-Id)" ]
 	! grep -qi 'pem\|key\|no-such' <<<"$HTTP_BODY" || false
 	[ "$(users_count)" = 0 ]
+	# a request without a token is still the caller's mistake
+	req GET $PROTECTED -b "$url"
+	expect_problem 401 UNAUTHORIZED
+	[ -n "$(header WWW-Authenticate)" ]
 }

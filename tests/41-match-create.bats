@@ -241,7 +241,9 @@ nothing_written() {
 }
 
 @test "out-of-range numbers and a long message are 400" {
+	# two strings, not one and a substring: ${s:1} counts bytes where the locale is not UTF-8
 	long=$(printf 'é%.0s' $(seq 501))
+	most=$(printf 'é%.0s' $(seq 500))
 	req POST /api/match/requests -t "$TOKEN" -d "$(create_body ".searchRadiusKm = 100.5
 		| .slotDurationMinutes = 0 | .searchLat = -90.01 | .searchLng = 180.5
 		| .customMessage = \"$long\" | .startTime = \"18:30\"")"
@@ -250,7 +252,7 @@ nothing_written() {
 	nothing_written
 	# 500 characters (1000 bytes) and the edges of the ranges are fine
 	req POST /api/match/requests -t "$TOKEN" -d "$(create_body ".searchRadiusKm = 100
-		| .searchLat = -90 | .searchLng = 180 | .customMessage = \"${long:1}\"")"
+		| .searchLat = -90 | .searchLng = 180 | .customMessage = \"$most\"")"
 	expect 201
 	[ "$(jqr '.customMessage | length')" = 500 ]
 }

@@ -8,8 +8,9 @@ setup() {
 	reset_db
 }
 
-# The shell block under "## A player's whole journey", with API pointed at this suite and
-# `make -s token` minting with the suite's key instead of var/keys.
+# The shell block under "## A player's whole journey", with API pointed at this suite. It runs
+# from inside the checkout, as the README says, with the real `make -s token`, which signs with
+# the suite's key (JWT_PRIVATE_KEY_FILE, exported by the suite's env file).
 journey_script() {
 	awk '/^## A player.s whole journey/ { inside = 1 }
 	     inside && /^```sh$/ { code = 1; next }
@@ -17,17 +18,21 @@ journey_script() {
 	     code { print }' "$COURTS_ROOT/README.md"
 }
 
+# make_build: the suite's build directory as make's BUILD, relative to the checkout when it is
+# inside (make cannot take a path with a space as a target).
+make_build() {
+	local rel=${COURTS_BUILD#"$COURTS_ROOT"/}
+	echo "${rel:-build}"
+}
+
 @test "the README journey runs end to end and leaves the state it describes" {
 	script=$(journey_script)
 	[ -n "$script" ]
 	[[ "$script" == *'API=http://127.0.0.1:8080'* ]]
 	script=${script//API=http:\/\/127.0.0.1:8080/API=$BASE_URL}
-	run bash -c "set -euo pipefail
-		make() { local a sub= roles=
-			for a; do case \$a in SUB=*) sub=\${a#SUB=} ;; ROLES=*) roles=\${a#ROLES=} ;; esac; done
-			'$COURTS_BUILD/tools/mint-token' -k '$JWT_PRIVATE_KEY_FILE' -s \"\$sub\" -r \"\$roles\" \
-				-i '${JWT_ISSUER:-https://auth.courts.local/}' -a '${JWT_AUDIENCE:-courts-api}'
-		}
+	[[ "$script" == *'$(make -s token SUB=ana)'* ]]
+	cd "$COURTS_ROOT"
+	run env BUILD="$(make_build)" bash -c "set -euo pipefail
 		$script"
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -39,4 +44,16 @@ journey_script() {
 	          FROM notifications n JOIN users u ON u.id = n.recipient_id
 	         WHERE u.subject = 'ben'")" = "MATCH_INVITATION,PLAYER_JOINED,PLAYER_LEFT,MATCH_CANCELLED" ]
 	[[ "$output" == *'"status":"OPEN"'* ]]
+}
+
+@test "the README's token without roles acts as a player: owner routes are 403 to it" {
+	cd "$COURTS_ROOT"
+	ana=$(BUILD="$(make_build)" make -s token SUB=ana)
+	req GET /api/owner/venues -t "$ana"
+	expect_problem 403 FORBIDDEN
+	req GET /api/players/me -t "$ana"
+	expect 200
+	owner=$(BUILD="$(make_build)" make -s token SUB=olivia ROLES=OWNER)
+	req GET /api/owner/venues -t "$owner"
+	expect 200
 }

@@ -3,6 +3,12 @@
 # end, pass or fail. MODE=fastcgi runs the programs under mod_fcgid.
 
 setup_suite() {
+	# the suite means the same whoever runs it: characters are UTF-8 (bash counts them in
+	# ${#s} and ${s:n}), dates without a zone are UTC, and what the servers' users read is
+	# readable whatever the caller's umask
+	export LC_ALL=C.UTF-8 TZ=UTC
+	unset LANGUAGE
+	umask 022
 	# free_port and the other helpers
 	. "$BATS_TEST_DIRNAME/test_helper.bash"
 	COURTS_ROOT=$(cd "$BATS_TEST_DIRNAME/.." && pwd)

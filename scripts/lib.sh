@@ -1,0 +1,82 @@
+# shellcheck shell=bash
+# lib.sh: what the scripts need to know about the machine they run on: a PATH that finds the
+# server programs, the users the private servers run as, and whether those users can reach a
+# path. Sourced by stack.sh, run.sh, test.sh and bench/run.sh; defines functions and
+# SETUP_NOTES only.
+
+# What was arranged on the caller's behalf, said in one line by setup_say.
+SETUP_NOTES=()
+
+setup_note() {
+	SETUP_NOTES+=("$1")
+}
+
+# setup_joined: the notes joined by "; ".
+setup_joined() {
+	local line="" n
+	for n in "${SETUP_NOTES[@]}"; do line+="${line:+; }$n"; done
+	printf '%s' "$line"
+}
+
+# setup_say [PREFIX]: the notes as one line "PREFIXsetup: a; b", or nothing when there are none.
+setup_say() {
+	[ ${#SETUP_NOTES[@]} -eq 0 ] || printf '%ssetup: %s\n' "${1:-}" "$(setup_joined)"
+}
+
+# Debian gives users other than root a PATH without /usr/sbin and /sbin, where apache2,
+# runuser and useradd live.
+courts_path() {
+	local d added=()
+	for d in /usr/sbin /sbin; do
+		case ":$PATH:" in
+		*":$d:"*) ;;
+		*) PATH=$PATH:$d; added+=("$d") ;;
+		esac
+	done
+	export PATH
+	[ ${#added[@]} -eq 0 ] || setup_note "${added[*]} added to PATH (apache2 is there)"
+}
+
+is_root() {
+	[ "$(id -u)" -eq 0 ]
+}
+
+# The users the servers run as: PostgreSQL refuses to run as root and Apache's children drop
+# root, so as root they are postgres and www-data; otherwise both are the caller.
+pg_user() {
+	if is_root; then echo postgres; else id -un; fi
+}
+
+web_user() {
+	if is_root; then echo www-data; else id -un; fi
+}
+
+# as_user USER CMD...: runs CMD as USER with its groups (directly when USER is the caller).
+as_user() {
+	local user=$1
+	shift
+	if is_root && [ "$user" != root ]; then
+		setpriv --reuid="$user" --regid="$user" --init-groups -- "$@"
+	else
+		"$@"
+	fi
+}
+
+# can USER TEST-OPERATOR PATH: whether USER passes `test -r PATH`, `-x`... (every directory
+# on the way must let USER through).
+can() {
+	as_user "$1" test "$2" "$3" 2>/dev/null
+}
+
+# Paths are written into Apache's config (in double quotes), PostgreSQL's config and
+# connection strings, and sourced shell files: refuse the few characters that would need
+# escaping in one of them, with one line naming the path.
+path_ok() {
+	local what=$1 path=$2
+	case $path in
+	*[\"\$\`\\]* | *$'\n'*)
+		echo "$what $path contains one of \" \$ \` \\ or a newline, which the server configurations cannot hold: use a path without them" >&2
+		return 1
+		;;
+	esac
+}
