@@ -145,6 +145,10 @@ apache_start() {
 		pool_start "$state" "$build"
 	fi
 	[ "$(id -u)" -eq 0 ] && defines+=(-D RUN_AS_WWW_DATA)
+	# tests: shorter read deadlines, and the /courts-test/status/NNN route (httpd.conf)
+	[ -n "${APACHE_HEADER_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_HEADER_TIMEOUT $APACHE_HEADER_TIMEOUT")
+	[ -n "${APACHE_BODY_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_BODY_TIMEOUT $APACHE_BODY_TIMEOUT")
+	[ -n "${COURTS_TEST_STATUS:-}" ] && defines+=(-D COURTS_TEST_STATUS)
 	local args=(-f "$root/apache/httpd.conf"
 		-C "Define COURTS_ROOT $root"
 		-C "Define COURTS_BIN $build"
@@ -152,6 +156,7 @@ apache_start() {
 		-C "Define COURTS_LISTEN 127.0.0.1:$port"
 		"${defines[@]}")
 	echo "${args[*]}" >"$state/apache/args"
+	printf '%q ' "${args[@]}" >"$state/apache/args.q"	# for graceful
 	if ! apache2 "${args[@]}" -k start; then
 		cat "$state/apache/logs/error.log" >&2 2>/dev/null || true
 		exit 1
@@ -243,6 +248,11 @@ apache)
 	;;
 stop-apache)
 	apache_stop "$2"
+	;;
+graceful)
+	# a graceful restart of the Apache of STATE, as an operator's `apache2 -k graceful`
+	eval "args=($(cat "$2/apache/args.q"))"
+	apache2 "${args[@]}" -k graceful
 	;;
 restart-pg)
 	# a database restart under running programs: kept connections must recover
