@@ -9,6 +9,8 @@ setup_suite() {
 	export COURTS_ROOT
 	export COURTS_BUILD=${COURTS_BUILD:-$COURTS_ROOT/build}
 	export COURTS_MODE=${MODE:-cgi}
+	# the /courts-test/status/NNN route of apache/httpd.conf (tests/04-error-answers.bats)
+	export COURTS_TEST_STATUS=1
 	COURTS_STATE=$(mktemp -d "${TMPDIR:-/tmp}/courts-test.XXXXXX")
 	export COURTS_STATE
 	chmod 755 "$COURTS_STATE"
