@@ -174,14 +174,27 @@ apache_start() {
 
 apache_stop() {
 	local state=$1 pid deadline
-	pool_stop "$state"
-	[ -f "$state/apache/run/httpd.pid" ] || return 0
+	# Apache first, so that no request is handed to a pool that is stopping
+	if [ ! -f "$state/apache/run/httpd.pid" ]; then
+		pool_stop "$state"
+		return 0
+	fi
 	pid=$(cat "$state/apache/run/httpd.pid")
 	kill -TERM "$pid" 2>/dev/null || true
-	deadline=$((SECONDS + 15))
-	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-	kill -KILL "$pid" 2>/dev/null || true
+	# Apache gives its children up to 10 s; one of them can sit in mod_fcgid's wait for a
+	# process (a second per try, up to a minute) once mod_fcgid's process manager is gone.
+	# After 5 s the rest of the server's process group (the master leads it) is killed.
+	deadline=$((SECONDS + 5))
+	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+	if alive "$pid"; then
+		if [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ]; then
+			kill -KILL -- "-$pid" 2>/dev/null || true
+		else
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
 	rm -f "$state/apache/run/httpd.pid"
+	pool_stop "$state"
 }
 
 # Settings the CGI programs read (common/config.c); only those set are handed to Apache.
