@@ -117,9 +117,9 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) common/*.h
 run: install build
 	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) scripts/run.sh
 
-# both modes unless MODE is given on the command line
+# all three modes unless MODE is given on the command line
 test: install build
-	@BUILD=$(BUILD) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi)" \
+	@BUILD=$(BUILD) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi pool)" \
 		scripts/test.sh $(TESTS)
 
 token: $(TOOLS_BIN)

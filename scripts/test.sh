@@ -6,7 +6,7 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$root/${BUILD:-build}" && pwd)
-modes=${MODES:-${MODE:-cgi fastcgi}}
+modes=${MODES:-${MODE:-cgi fastcgi pool}}
 pass=0 fail=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -40,8 +40,18 @@ done
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=("$root"/tests/*.bats)
 pids=()
+first=1
 for mode in $modes; do
-	(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${files[@]}" \
+	# in the whole suite, a file marked "# Any mode." tests no server (SQL functions, the
+	# sweeper, the pool supervisor on its own socket): it runs with the first mode only
+	mode_files=()
+	for f in "${files[@]}"; do
+		if [ $# -gt 0 ] || [ $first = 1 ] || ! grep -qx '# Any mode\.' "$f"; then
+			mode_files+=("$f")
+		fi
+	done
+	first=0
+	(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${mode_files[@]}" \
 		>"$work/bats-$mode.tap" 2>&1; echo "# bats exit $?" >>"$work/bats-$mode.tap") &
 	pids+=($!)
 done

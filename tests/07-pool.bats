@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# The FastCGI pool supervisor (common/pool.c), run directly on a socket of the test's own, in
-# every mode: dead workers are replaced at once; only a worker that keeps dying right after
-# its start is held back, with a growing delay; a stop takes moments.
+# The FastCGI pool supervisor (common/pool.c), run directly on a socket of the test's own
+# (no Apache involved): dead workers are replaced at once; only a worker that keeps dying
+# right after its start is held back, with a growing delay; a stop takes moments.
+# Any mode.
 
 load test_helper
 

@@ -2,6 +2,7 @@
 # The cron sweeper (cron/sweep.c): expired holds, unfilled matches, completion with no-shows
 # and attendance, stale invitations; its summary line, its failures, two runs at once, and the
 # crontab line that runs it.
+# Any mode.
 
 bats_require_minimum_version 1.5.0
 
