@@ -104,10 +104,20 @@ sql() {
 
 # reset_db: every table emptied, so each test starts from known data. Users stay: a user row
 # is never deleted in production, so FastCGI workers may keep (iss, sub) -> id in memory.
+# DELETE with foreign-key triggers off (the replica role) instead of TRUNCATE: the tables of
+# a test are small, and TRUNCATE's fixed cost per table (new files, catalog updates) made
+# it the most expensive step of most tests (about 110 ms against 15 ms).
 reset_db() {
-	sql "TRUNCATE venues, venue_images, venue_holidays, resources, resource_schedules,
-	     price_rules, resource_images, players, match_requests, match_players, invitations,
-	     payments, notifications, reliability_events CASCADE"
+	sql "SET session_replication_role = replica;
+	     DO \$\$
+	     DECLARE t text;
+	     BEGIN
+	         FOR t IN SELECT quote_ident(tablename) FROM pg_tables
+	                   WHERE schemaname = 'public' AND tablename NOT IN ('users', 'schema_migrations')
+	         LOOP
+	             EXECUTE 'DELETE FROM ' || t;
+	         END LOOP;
+	     END \$\$"
 }
 
 # user_id SUB: the local id of the token subject SUB, created if new.
