@@ -57,18 +57,19 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 CRON_BIN   := $(if $(wildcard cron/sweep.c),$(BUILD)/cron/sweep)
 TOOLS_BIN  := $(BUILD)/tools/mint-token
+APACHE_MOD := $(BUILD)/apache/mod_courts_body.so
 LIB        := $(BUILD)/libcommon.a
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
-	bats jq curl openssl wrk procps iproute2 time
+	bats jq curl openssl wrk procps iproute2 time apache2-dev
 
 .PHONY: all build install run test unit token sweep bench clean FORCE
 .SECONDARY:
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(UNIT_BIN)
+build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(UNIT_BIN) $(APACHE_MOD)
 
 # Installs the Debian packages that are missing (needs root or sudo); a no-op when all are there.
 install:
@@ -108,6 +109,14 @@ $(CRON_BIN): cron/sweep.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# an Apache module (FastCGI mode: 408 for a late body); Apache's headers from apache2-dev
+$(APACHE_MOD): apache/mod_courts_body.c
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out -fsanitize=%,$(CFLAGS)) -fPIC -shared \
+		-I$(shell apxs -q INCLUDEDIR 2>/dev/null) $(shell apr-1-config --includes 2>/dev/null) \
+		-o $@.tmp $<
+	@mv -f $@.tmp $@
+
 $(BUILD)/tools/mint-token: scripts/mint-token.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ljwt
@@ -122,10 +131,10 @@ run: install
 	@$(MAKE) --no-print-directory build
 	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) scripts/run.sh
 
-# both modes unless MODE is given on the command line
+# all three modes unless MODE is given on the command line
 test: install
 	@$(MAKE) --no-print-directory build
-	@BUILD=$(BUILD) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi)" \
+	@BUILD=$(BUILD) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi pool)" \
 		scripts/test.sh $(TESTS)
 
 token: $(TOOLS_BIN)

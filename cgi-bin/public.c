@@ -53,12 +53,12 @@ venues_list(struct req *r)
 	 * distanceKm is spliced into the venue's json text so the field order of json_venue
 	 * stays as it is everywhere else (jsonb would reorder the keys). */
 	sql_send_json(r, 200, "Venues",
-	    "WITH c AS (SELECT ll_to_earth($1::float8, $2::float8) AS e, "
+	    "WITH c AS (SELECT earth_point($1::float8, $2::float8) AS e, "
 	    "                  $3::float8 * 1000 AS radius_m), "
-	    "n AS (SELECT v, earth_distance(c.e, ll_to_earth(v.latitude, v.longitude)) AS m "
+	    "n AS (SELECT v, earth_distance(c.e, earth_point(v.latitude, v.longitude)) AS m "
 	    "        FROM venues v, c "
 	    "       WHERE v.status = 'ACTIVE' "
-	    "         AND earth_box(c.e, c.radius_m) @> ll_to_earth(v.latitude, v.longitude)) "
+	    "         AND earth_box(c.e, c.radius_m) @> earth_point(v.latitude, v.longitude)) "
 	    "SELECT COALESCE(json_agg((left(d.doc::text, -1) "
 	    "                          || ',\"distanceKm\":' || round((n.m / 1000)::numeric, 3) "
 	    "                          || '}')::json ORDER BY n.m, (n.v).id), '[]') "

@@ -3,8 +3,9 @@
  * For mod_proxy_fcgi (Apache's -D FCGIPOOL, `make run MODE=pool`): unlike mod_fcgid, which
  * starts workers on demand and makes a request wait a whole second when none is idle, the
  * pool's workers all exist before the first request and extra requests wait in the socket's
- * backlog. The supervisor restarts a worker that dies and, on SIGTERM or SIGINT, stops them
- * all and removes the socket.
+ * backlog. The supervisor restarts a worker that dies at once (with a growing delay only for
+ * one that keeps dying right after its start) and, on SIGTERM or SIGINT, stops them all and
+ * removes the socket.
  */
 #ifndef COURTS_POOL_H
 #define COURTS_POOL_H

@@ -83,6 +83,11 @@ pg_start() {
 		"SELECT 1 FROM pg_roles WHERE rolname = 'courts'" | grep -q 1 ||
 		as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d postgres -q \
 			-c "CREATE ROLE courts LOGIN" -c "CREATE DATABASE courts OWNER courts"
+	# the programs log each failure of theirs once, with its request id (common/sql.c); a
+	# refusal such as SLOT_TAKEN is an answer, not an error of the server's. So the server's
+	# own log keeps the app role's FATALs only, and everything else of every other role.
+	as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d postgres -q \
+		-c "ALTER ROLE courts SET log_min_messages TO fatal"
 	# extensions need a superuser; created here so migrations run as the app role. A re-run
 	# finds them: no NOTICE about it.
 	as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d courts -q \
@@ -219,6 +224,10 @@ apache_start() {
 		pool_start "$state"
 	fi
 	is_root && defines+=(-D RUN_AS_WWW_DATA)
+	# tests: shorter read deadlines, and the /courts-test/status/NNN route (httpd.conf)
+	[ -n "${APACHE_HEADER_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_HEADER_TIMEOUT $APACHE_HEADER_TIMEOUT")
+	[ -n "${APACHE_BODY_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_BODY_TIMEOUT $APACHE_BODY_TIMEOUT")
+	[ -n "${COURTS_TEST_STATUS:-}" ] && defines+=(-D COURTS_TEST_STATUS)
 	# the master reads the configuration as the caller; the paths it hands on are quoted
 	local args=(-f "$root/apache/httpd.conf"
 		-C "Define COURTS_ROOT \"$srv_root\""
@@ -227,6 +236,7 @@ apache_start() {
 		-C "Define COURTS_LISTEN 127.0.0.1:$port"
 		"${defines[@]}")
 	echo "${args[*]}" >"$state/apache/args"
+	printf '%q ' "${args[@]}" >"$state/apache/args.q"	# for graceful
 	if ! apache2 "${args[@]}" -k start; then
 		cat "$state/apache/logs/error.log" >&2 2>/dev/null || true
 		exit 1
@@ -244,14 +254,27 @@ apache_start() {
 
 apache_stop() {
 	local state=$1 pid deadline
-	pool_stop "$state"
-	[ -f "$state/apache/run/httpd.pid" ] || return 0
+	# Apache first, so that no request is handed to a pool that is stopping
+	if [ ! -f "$state/apache/run/httpd.pid" ]; then
+		pool_stop "$state"
+		return 0
+	fi
 	pid=$(cat "$state/apache/run/httpd.pid")
 	kill -TERM "$pid" 2>/dev/null || true
-	deadline=$((SECONDS + 15))
-	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-	kill -KILL "$pid" 2>/dev/null || true
+	# Apache gives its children up to 10 s; one of them can sit in mod_fcgid's wait for a
+	# process (a second per try, up to a minute) once mod_fcgid's process manager is gone.
+	# After 5 s the rest of the server's process group (the master leads it) is killed.
+	deadline=$((SECONDS + 5))
+	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+	if alive "$pid"; then
+		if [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ]; then
+			kill -KILL -- "-$pid" 2>/dev/null || true
+		else
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+	fi
 	rm -f "$state/apache/run/httpd.pid"
+	pool_stop "$state"
 }
 
 # Settings the CGI programs read (common/config.c); only those set are handed to Apache.
@@ -409,6 +432,11 @@ stop-apache)
 	state=$(abs "$2")
 	cd /
 	apache_stop "$state"
+	;;
+graceful)
+	# a graceful restart of the Apache of STATE, as an operator's `apache2 -k graceful`
+	eval "args=($(cat "$2/apache/args.q"))"
+	apache2 "${args[@]}" -k graceful
 	;;
 restart-pg)
 	# a database restart under running programs: kept connections must recover

@@ -909,7 +909,7 @@ BEGIN
         PERFORM lifecycle_fail(409, 'INACCURATE_POSITION',
             'The position is not accurate enough to check in.');
     END IF;
-    SELECT earth_distance(ll_to_earth(v.latitude, v.longitude), ll_to_earth(p_lat, p_lng)) > p_radius_m
+    SELECT earth_distance(earth_point(v.latitude, v.longitude), earth_point(p_lat, p_lng)) > p_radius_m
       INTO v_far
       FROM resources rs JOIN venues v ON v.id = rs.venue_id WHERE rs.id = m.resource_id;
     IF v_far THEN

@@ -339,6 +339,7 @@ expect_invalid_token() {
 }
 
 @test "a server without its public key answers 503 AUTH_UNAVAILABLE with nothing internal" {
+	expect_log apache 'error: cannot open JWT public key .*/no-such-key\.pem'
 	url=$(extra_apache nokey JWT_PUBLIC_KEY_FILE="$COURTS_STATE/no-such-key.pem")
 	req GET $PROTECTED -b "$url" -t "$(token "$ALICE" OWNER)"
 	expect_problem 503 AUTH_UNAVAILABLE

@@ -339,6 +339,8 @@ expect_request_id() {
 }
 
 @test "a 500 shows the request id and nothing internal; the cause is in the log" {
+	expect_log apache 'public req=[0-9a-f]+ error: query failed 42P01: ERROR:  relation "venues" does not exist'
+	expect_log postgres 'ERROR:  relation "venues" does not exist'
 	sql "ALTER TABLE venues RENAME TO venues_hidden"
 	req GET /api/venues
 	expect_problem 500 INTERNAL_ERROR
@@ -360,6 +362,7 @@ expect_request_id() {
 }
 
 @test "a 503 when the database is unreachable shows nothing internal" {
+	expect_log apache 'req=[0-9a-f]+ error: database (unavailable|connect failed).*/nowhere/'
 	url=$(extra_apache nodb-http \
 		DATABASE_URL="host=$COURTS_STATE/nowhere port=1 dbname=x connect_timeout=2")
 	req GET /api/venues -b "$url"

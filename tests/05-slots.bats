@@ -2,6 +2,7 @@
 # resource_slots(resource, date, p_now) (sql/0004_slots.sql), the one place that generates
 # slots, prices them and decides availability, tested in SQL with a fixed "now".
 # Dates: 2030-06-03 is a Monday; NOW is two days before it.
+# Any mode.
 
 load test_helper
 

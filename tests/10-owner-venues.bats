@@ -511,6 +511,8 @@ SUSPENDED/OWNER" ]
 }
 
 @test "a second holiday on the same date is 409 HOLIDAY_EXISTS" {
+	# the primary key decides, as designed: PostgreSQL logs the refused insert
+	expect_log postgres 'duplicate key value violates unique constraint "venue_holidays_pkey"'
 	id=$(aged_venue)
 	req POST "/api/owner/venues/$id/holidays" -t "$TA" -d '{"date":"2030-12-25","name":"Navidad"}'
 	expect 201

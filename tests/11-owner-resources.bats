@@ -325,6 +325,8 @@ bumped() {
 }
 
 @test "a rule overlapping another of the same day type is 409 PRICE_RULE_OVERLAP" {
+	# the exclusion constraint decides, as designed: PostgreSQL logs the refused insert
+	expect_log postgres 'conflicting key value violates exclusion constraint "price_rules_no_overlap"'
 	c=$(court)
 	sql "INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, currency)
 	     VALUES ('$c', 'WEEKDAY', '08:00', '14:00', 20, 'EUR')" >/dev/null

@@ -342,7 +342,7 @@ hold() {
 		            EXPLAIN EXECUTE s $args")
 		# venues come nearest first straight from the index (KNN), so a LIMIT can stop there
 		grep -q 'Index Scan using venues_earth_idx' <<<"$plan" || { echo "$mode: $plan" >&2; false; }
-		grep -q 'Order By: ((ll_to_earth' <<<"$plan"
+		grep -q 'Order By: ((earth_point' <<<"$plan"
 		! grep -q 'Seq Scan on venues' <<<"$plan" || false
 		! grep -q 'Function Scan on match_search' <<<"$plan" || false
 	done

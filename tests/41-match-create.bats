@@ -135,6 +135,8 @@ nothing_written() {
 }
 
 @test "a second request for the same slot is 409 SLOT_TAKEN and writes nothing" {
+	# the exclusion constraint decides, as designed: PostgreSQL logs the refused insert
+	expect_log postgres 'conflicting key value violates exclusion constraint "match_requests_no_double_booking"'
 	req POST /api/match/requests -t "$TOKEN" -d "$(create_body)"
 	expect 201
 	first=$(jqr .id)

@@ -204,6 +204,7 @@ counts() {
 }
 
 @test "the database refuses a player too many whatever the code does" {
+	expect_log postgres 'violates check constraint "match_requests_team_capacity"'
 	m=$(fixture_match ONE_VS_ONE)
 	run sql "INSERT INTO match_players (match_request_id, player_id, team, role)
 	         VALUES ('$m', '$ANA_ID', 'TEAM_A', 'PLAYER')"

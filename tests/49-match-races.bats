@@ -59,6 +59,8 @@ losers_all_slot_taken() {
 }
 
 @test "twenty players racing for one slot: exactly one holds it, nineteen get 409 SLOT_TAKEN" {
+	# the exclusion constraint decides each race: PostgreSQL logs every refused insert
+	expect_log postgres 'conflicting key value violates exclusion constraint "match_requests_no_double_booking"'
 	race
 	one_winner
 	losers_all_slot_taken
@@ -75,6 +77,7 @@ losers_all_slot_taken() {
 }
 
 @test "racing for a slot whose hold has lapsed: the hold ends once and one racer gets the slot" {
+	expect_log postgres 'conflicting key value violates exclusion constraint "match_requests_no_double_booking"'
 	old_org=$(user_id old)
 	old=$(sql "WITH m AS (
 	         INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,

@@ -152,6 +152,9 @@ requests_programs() {
 		[ $SECONDS -lt $deadline ] || { echo "the commit never stalled" >&2; return 1; }
 		sleep 0.05
 	done
+	# what the server says of a program killed mid-request, in each mode
+	expect_log apache 'End of script output before headers: requests\.cgi|AH01067: Failed to read FastCGI header|AH01075: Error dispatching request|mod_fcgid: error reading data|mod_fcgid: ap_pass_brigade failed'
+	expect_log postgres 'FATAL:  connection to client lost|could not send data to client'
 	pids=$(requests_programs)
 	[ -n "$pids" ]
 	kill -KILL $pids

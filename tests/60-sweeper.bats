@@ -2,6 +2,7 @@
 # The cron sweeper (cron/sweep.c): expired holds, unfilled matches, completion with no-shows
 # and attendance, stale invitations; its summary line, its failures, two runs at once, and the
 # crontab line that runs it.
+# Any mode.
 
 bats_require_minimum_version 1.5.0
 
@@ -337,6 +338,7 @@ COMPLETED|5" ]
 }
 
 @test "a failing batch is rolled back whole, earlier batches stay committed, and the sweeper exits 1" {
+	expect_log postgres 'ERROR:  reliability events refused by the test'
 	sql "CREATE FUNCTION sweep_test_fail() RETURNS trigger LANGUAGE plpgsql AS \$\$
 	     BEGIN RAISE EXCEPTION 'reliability events refused by the test'; END \$\$;
 	     CREATE TRIGGER sweep_test_fail BEFORE INSERT ON reliability_events
@@ -354,6 +356,8 @@ COMPLETED|5" ]
 }
 
 @test "a request another transaction holds is skipped without waiting and swept by the next run" {
+	# release_holder ends the lock holder's session
+	expect_log postgres 'FATAL:  terminating connection due to administrator command'
 	held=$(match PENDING_PAYMENT "current_date + 3" 10:00 "now() - interval '1 minute'")
 	free=$(match PENDING_PAYMENT "current_date + 4" 10:00 "now() - interval '1 minute'")
 	PGAPPNAME=sweep-test-holder psql "$PSQL_ADMIN" -X -q \

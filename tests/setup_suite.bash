@@ -19,6 +19,11 @@ setup_suite() {
 	# by tests/53-write-budget.bats on servers of its own with the shipped defaults
 	export WRITE_BUDGET_PER_MINUTE=${WRITE_BUDGET_PER_MINUTE:-1000000}
 	export WRITE_BUDGET_BURST=${WRITE_BUDGET_BURST:-1000000}
+	# the /courts-test/status/NNN route of apache/httpd.conf (tests/04-error-answers.bats)
+	export COURTS_TEST_STATUS=1
+	# a throwaway cluster: no need to wait for the disk at every commit (the suite runs its
+	# three modes side by side on a small machine); a clean restart still keeps everything
+	export PG_FSYNC=${PG_FSYNC:-off} PG_SYNC_COMMIT=${PG_SYNC_COMMIT:-off}
 	COURTS_STATE=$(mktemp -d "${TMPDIR:-/tmp}/courts-test.XXXXXX")
 	export COURTS_STATE
 	chmod 755 "$COURTS_STATE"

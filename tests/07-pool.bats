@@ -1,0 +1,93 @@
+#!/usr/bin/env bats
+# The FastCGI pool supervisor (common/pool.c), run directly on a socket of the test's own
+# (no Apache involved): dead workers are replaced at once; only a worker that keeps dying
+# right after its start is held back, with a growing delay; a stop takes moments.
+# Any mode.
+
+load test_helper
+
+setup() {
+	SOCK="$BATS_TEST_TMPDIR/pool.sock"
+	LOG="$BATS_TEST_TMPDIR/pool.log"
+}
+
+teardown() {
+	[ -z "${SUP:-}" ] || { kill -TERM "$SUP" 2>/dev/null; wait "$SUP" 2>/dev/null; } || true
+}
+
+# pool_up N: starts the health program as a pool of N workers on $SOCK; sets SUP.
+pool_up() {
+	FCGI_LISTEN=$SOCK FCGI_WORKERS=$1 "$COURTS_BUILD/cgi-bin/health.cgi" 2>"$LOG" 3>&- &
+	SUP=$!
+	wait_workers "$1"
+}
+
+# wait_workers N [EXCLUDED_PIDS]: polls until the supervisor has N workers, none of them in
+# EXCLUDED_PIDS; prints nothing, fails after 5 s.
+wait_workers() {
+	local deadline=$((SECONDS + 5)) pids
+	while :; do
+		pids=$(pgrep -P "$SUP" || true)
+		if [ "$(grep -c . <<<"$pids")" -eq "$1" ] && ! grep -qxF -f <(printf '%s\n' ${2:-none}) <<<"$pids"; then
+			return 0
+		fi
+		[ $SECONDS -lt $deadline ] || { echo "workers: $pids (want $1, not ${2:-})" >&2; return 1; }
+		sleep 0.02
+	done
+}
+
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
+fcgi_info() {
+	REQUEST_METHOD=GET REQUEST_URI=/actuator/info SERVER_PROTOCOL=HTTP/1.1 \
+		cgi-fcgi -bind -connect "$SOCK"
+}
+
+@test "four workers killed at once are all replaced within half a second and serve at once" {
+	pool_up 4
+	fcgi_info | grep -q '"name":"courts"'
+	old=$(pgrep -P "$SUP" | tr '\n' ' ')
+	t0=$(now_ms)
+	kill -KILL $old
+	wait_workers 4 "$old"
+	elapsed=$(($(now_ms) - t0))
+	[ "$elapsed" -lt 500 ] || { echo "took $elapsed ms" >&2; return 1; }
+	fcgi_info | grep -q '"name":"courts"'
+	[ "$(grep -c 'ended (status 9); restarting' "$LOG")" = 4 ]
+}
+
+@test "a worker that keeps dying right after its start is restarted with a growing delay" {
+	pool_up 1
+	seen=""
+	deadline=$(($(now_ms) + 2500))
+	while [ "$(now_ms)" -lt "$deadline" ]; do
+		for p in $(pgrep -P "$SUP" || true); do
+			kill -KILL "$p" 2>/dev/null || true
+			[[ " $seen " == *" $p "* ]] || seen+=" $p"
+		done
+		sleep 0.02
+	done
+	starts=$(wc -w <<<"$seen")
+	# without a delay a kill every 20 ms would have seen about a hundred starts
+	[ "$starts" -ge 3 ] && [ "$starts" -le 10 ] || { echo "$starts starts" >&2; return 1; }
+	grep -q 'times in a row right after its start; next start in 500 ms' "$LOG"
+	# and the supervisor still stops at once while it waits to start one
+	t0=$(now_ms)
+	kill -TERM "$SUP"
+	wait "$SUP" || true
+	SUP=
+	[ $(($(now_ms) - t0)) -lt 1000 ]
+}
+
+@test "a pool stops in moments and removes its socket" {
+	pool_up 4
+	t0=$(now_ms)
+	kill -TERM "$SUP"
+	wait "$SUP" || true
+	SUP=
+	elapsed=$(($(now_ms) - t0))
+	[ "$elapsed" -lt 2000 ] || { echo "took $elapsed ms" >&2; return 1; }
+	[ ! -e "$SOCK" ]
+}
