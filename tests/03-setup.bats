@@ -358,6 +358,7 @@ owner_round_trip() {
 	cp "$JWT_PUBLIC_KEY_FILE" "$keys/public.pem"
 	chmod 644 "$keys/public.pem"
 	url=$(extra_apache runtime-key JWT_PUBLIC_KEY_FILE="$keys/public.pem")
+	expect_log apache 'error: cannot open JWT public key .*/runtime-key/public\.pem'
 	owner=$(token olivia OWNER)
 	req GET /api/owner/venues -b "$url" -t "$owner"
 	expect 200

@@ -138,9 +138,10 @@ requests_programs() {
 }
 
 @test "a program killed after the commit: the retry gets the original answer, nothing twice" {
-	# commits of answers stall for 2 s, long enough to kill the program that is waiting
+	# commits of answers stall for 8 s, long enough to find and kill the program that is
+	# waiting, even on a busy machine
 	sql "CREATE FUNCTION idem_slow_commit() RETURNS trigger LANGUAGE plpgsql AS \$\$
-	     BEGIN PERFORM pg_sleep(2); RETURN NULL; END \$\$;
+	     BEGIN PERFORM pg_sleep(8); RETURN NULL; END \$\$;
 	     CREATE CONSTRAINT TRIGGER idem_slow_commit AFTER UPDATE ON idempotency_keys
 	         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION idem_slow_commit()" >/dev/null
 	curl -s -o "$BATS_TEST_TMPDIR/first" -w '%{http_code}' -X POST "$BASE_URL/api/match/requests" \
@@ -161,7 +162,7 @@ requests_programs() {
 	wait "$client" || true
 	# the client never saw a 201
 	[ "$(cat "$BATS_TEST_TMPDIR/first.status")" != 201 ]
-	deadline=$((SECONDS + 10))
+	deadline=$((SECONDS + 20))
 	until [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")" = 0 ]; do
 		[ $SECONDS -lt $deadline ] || { echo "the commit did not end" >&2; return 1; }
 		sleep 0.05
