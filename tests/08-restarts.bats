@@ -101,7 +101,10 @@ answered() {
 	elapsed_ms=$((($(date +%s%N) - t0) / 1000000))
 	touch "$BATS_TEST_TMPDIR/stop"
 	wait "$pid" || true
-	[ "$elapsed_ms" -lt 5000 ] || { echo "stop took $elapsed_ms ms" >&2; return 1; }
+	# stack.sh waits 5 s for Apache before it kills the rest; what must never come back is
+	# waiting out Apache's own 10 s for a child stuck in mod_fcgid (the margin is for a busy
+	# machine, where the kill and the pools' stop take a moment more)
+	[ "$elapsed_ms" -lt 8000 ] || { echo "stop took $elapsed_ms ms" >&2; return 1; }
 	[ ! -e "$state/apache/run/httpd.pid" ]
 	# nothing of it is left: no Apache process, no pool supervisor or worker
 	for p in $master $pools; do
