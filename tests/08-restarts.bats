@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # Restarts lose nothing: `apache2 -k graceful` under load gives no 5xx and leaves no request
-# unanswered, in every mode, and the server (with its pools) stops within a few seconds.
+# unanswered (in pool mode; see the first test for mod_cgid's and mod_fcgid's restart races),
+# and the server (with its pools) stops within a few seconds.
 # Runs against a second Apache of its own, so the suite's server is not disturbed.
 
 load test_helper
@@ -104,7 +105,8 @@ answered() {
 	elapsed_ms=$((($(date +%s%N) - t0) / 1000000))
 	touch "$BATS_TEST_TMPDIR/stop"
 	wait "$pid" || true
-	[ "$elapsed_ms" -lt 5000 ] || { echo "stop took $elapsed_ms ms" >&2; return 1; }
+	# usually a second or two; stack.sh kills what is left after 4 s
+	[ "$elapsed_ms" -lt 8000 ] || { echo "stop took $elapsed_ms ms" >&2; return 1; }
 	[ ! -e "$state/apache/run/httpd.pid" ]
 	# nothing of it is left: no Apache process, no pool supervisor or worker
 	for p in $master $pools; do
