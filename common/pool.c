@@ -54,13 +54,24 @@ sleep_ms(int64_t ms)
 static void
 worker_start(struct slot *s, int listen_fd, int (*serve)(int))
 {
-	pid_t pid = fork();
+	sigset_t stops, old;
+	pid_t pid;
 
+	/* a stop signal that arrives while the child still has the supervisor's handler would
+	 * only set the child's copy of `stopping`, and that worker would never end: hold stop
+	 * signals until the child has the default action back */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	sigprocmask(SIG_BLOCK, &stops, &old);
+	pid = fork();
 	if (pid == 0) {
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGINT, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		_exit(serve(listen_fd));
 	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 	s->started_ms = now_ms();
 	if (pid < 0) {
 		log_msg(NULL, "error", "pool: fork failed: %s", strerror(errno));

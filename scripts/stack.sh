@@ -265,8 +265,8 @@ apache_stop() {
 	kill -TERM "$pid" 2>/dev/null || true
 	# Apache gives its children up to 10 s; one of them can sit in mod_fcgid's wait for a
 	# process (a second per try, up to a minute) once mod_fcgid's process manager is gone.
-	# After 5 s the rest of the server's process group (the master leads it) is killed.
-	deadline=$((SECONDS + 5))
+	# After 4 s the rest of the server's process group (the master leads it) is killed.
+	deadline=$((SECONDS + 4))
 	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
 	if alive "$pid"; then
 		if [ "$(ps -o pgid= -p "$pid" | tr -d ' ')" = "$pid" ]; then

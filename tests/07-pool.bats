@@ -45,7 +45,7 @@ fcgi_info() {
 		cgi-fcgi -bind -connect "$SOCK"
 }
 
-@test "four workers killed at once are all replaced within half a second and serve at once" {
+@test "four workers killed at once are all replaced within two seconds and serve at once" {
 	pool_up 4
 	fcgi_info | grep -q '"name":"courts"'
 	old=$(pgrep -P "$SUP" | tr '\n' ' ')
@@ -53,7 +53,9 @@ fcgi_info() {
 	kill -KILL $old
 	wait_workers 4 "$old"
 	elapsed=$(($(now_ms) - t0))
-	[ "$elapsed" -lt 500 ] || { echo "took $elapsed ms" >&2; return 1; }
+	# one second per dead worker before (4 s for four); now at once: about 0.1 s, the bound
+	# leaves room for a machine busy with other suites
+	[ "$elapsed" -lt 2000 ] || { echo "took $elapsed ms" >&2; return 1; }
 	fcgi_info | grep -q '"name":"courts"'
 	[ "$(grep -c 'ended (status 9); restarting' "$LOG")" = 4 ]
 }
