@@ -1,0 +1,102 @@
+#!/usr/bin/env bats
+# The randomized state-machine test of the match lifecycle (tests/lifecycle/): thousands of
+# random sequences of calls to the functions of sql/0010_lifecycle.sql, with a test clock,
+# each step checked against a reference model and the invariants read from the database.
+#
+# The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
+# make test runs the suite in several modes side by side on a two-core machine, so the full
+# run is made once, in cgi mode, as two processes on two databases (the suite's and an empty
+# one made for it: sequences of one database never see the other's sweepers); the other
+# modes make a short pass that still proves the program against their database.
+# MODEL_SEED=N replays a run; a failure prints the seed of its failing sequence and the
+# command that replays that sequence alone.
+
+load test_helper
+
+setup() {
+	reset_db
+	SEED=${MODEL_SEED:-$((RANDOM * 32768 + RANDOM))}
+}
+
+teardown() {
+	[ -z "${SCRATCH:-}" ] ||
+		psql "$(admin_on postgres)" -X -q -c "DROP DATABASE IF EXISTS $SCRATCH" 2>/dev/null || true
+}
+
+# admin_on DB: the superuser's conninfo on another database of the suite's cluster.
+admin_on() {
+	echo "${PSQL_ADMIN/dbname=courts/dbname=$1}"
+}
+
+# scratch_db NAME: an empty database with the schema, owned by the service's role.
+scratch_db() {
+	SCRATCH=$1
+	psql "$(admin_on postgres)" -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $1" \
+		-c "CREATE DATABASE $1 OWNER courts" &&
+	psql "$(admin_on "$1")" -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION cube" \
+		-c "CREATE EXTENSION earthdistance" -c "CREATE EXTENSION btree_gist" &&
+	"$COURTS_ROOT/scripts/migrate.sh" "${DATABASE_URL/dbname=courts/dbname=$1}" >/dev/null
+}
+
+# agrees OUTPUT N: the model's output ends in agreement after N sequences.
+agrees() {
+	[[ "$1" == *$'\n'"ok - lifecycle model: $2 sequences, "* ]]
+}
+
+@test "thousands of random sequences, one or two sweepers at a time, agree with the model" {
+	model="$COURTS_BUILD/tools/lifecycle-model"
+	if [ "$COURTS_MODE" != cgi ]; then
+		run "$model" --sequences 200 --seed "$SEED"
+		echo "$output"
+		[ "$status" -eq 0 ]
+		agrees "$output" 200
+		return
+	fi
+	# the seed's sequences 1000..1999 in the second database, 0..999 in the suite's
+	[[ "$DATABASE_URL" == *dbname=courts* ]]
+	scratch_db courts_model
+	"$model" --db "${DATABASE_URL/dbname=courts/dbname=courts_model}" --sequences 1000 \
+		--seed $((SEED + 1000)) >"$BATS_TEST_TMPDIR/second.out" 2>&1 &
+	second=$!
+	run "$model" --sequences 1000 --seed "$SEED"
+	wait "$second" && second_status=0 || second_status=$?
+	echo "$output"
+	cat "$BATS_TEST_TMPDIR/second.out"
+	[ "$status" -eq 0 ]
+	[ "$second_status" -eq 0 ]
+	agrees "$output" 1000
+	agrees "$(cat "$BATS_TEST_TMPDIR/second.out")" 1000
+	# two sweepers at once took part
+	[[ "$output" =~ \(([0-9]+)\ with\ two\ sweepers\) ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+}
+
+@test "sequences in which every sweeper run is two sweepers at once agree with the model" {
+	n=$([ "$COURTS_MODE" = cgi ] && echo 100 || echo 20)
+	run "$COURTS_BUILD/tools/lifecycle-model" --sequences "$n" --two-sweepers 100 --seed "$SEED"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	agrees "$output" "$n"
+	[[ "$output" =~ ([0-9]+)\ sweeper\ runs\ \(([0-9]+)\ with\ two\ sweepers\) ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]
+}
+
+@test "the service never passes a clock to the lifecycle functions: production time is now()" {
+	# no program's SQL names a time for the lifecycle functions
+	run grep -nE 'timestamptz|p_now' "$COURTS_ROOT"/cgi-bin/*.c "$COURTS_ROOT"/common/*.c \
+		"$COURTS_ROOT"/cron/*.c
+	[ "$status" -eq 1 ]
+	# and every lifecycle function they call takes the time from now() when not given one
+	run sql "SELECT p.proname FROM pg_proc p
+	          WHERE p.pronamespace = 'public'::regnamespace
+	            AND (p.proname IN ('match_hold', 'match_pay', 'match_accept_invitation',
+	                               'match_join_by_token', 'match_decline_invitation',
+	                               'match_leave', 'match_absence', 'match_checkin',
+	                               'match_cancel', 'match_expire_holds')
+	                 OR p.proname LIKE 'sweep\_%')
+	            AND pg_get_function_arguments(p.oid)
+	                NOT LIKE '%p\_now timestamp with time zone DEFAULT now()%'"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+}

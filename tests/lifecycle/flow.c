@@ -1,0 +1,404 @@
+/* flow.c: the steps of a sequence: which action comes next, the call and the state read
+ * after it in one round trip, compared with the model; clock moves; sweeper runs, each
+ * followed by a second run that must change nothing. */
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+
+const char *const action_names[] = { "hold", "pay", "accept", "decline", "join by link",
+	"leave", "absence", "check-in", "cancel", "clock", "sweep" };
+
+/* Compares the answer o of an action with the model's (NULL: success). */
+static int
+expect(struct run *r, int action, const char *want, const struct outcome *o)
+{
+	const char *got = o->code[0] != '\0' ? o->code : "ok";
+
+	run_log(r, " -> %s\n", got);
+	run_count(action_names[action], got);
+	if (strcmp(want != NULL ? want : "", o->code) == 0)
+		return 0;
+	snprintf(r->err, sizeof r->err, "%s answered %s, the model expects %s",
+	    action_names[action], got, want != NULL ? want : "ok");
+	return -1;
+}
+
+/* Compares the state query's answer res (consumed) with the model; 0, or -1. */
+static int
+compare(struct run *r, struct seq *s, PGresult *res, char *digest, size_t len)
+{
+	char diff[sizeof r->err - 64];
+
+	if (check_result(res, s, r->got, r->want, digest, len, diff, sizeof diff) == 0)
+		return 0;
+	snprintf(r->err, sizeof r->err, "the state differs:%s", diff);
+	return -1;
+}
+
+static void
+clear(PGresult **res, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		PQclear(res[i]);
+}
+
+/* Makes the lifecycle call st[0] (and its follow-ups, which must succeed) and reads the
+ * state back, all in one round trip unless the call makes a match the state query must
+ * name; compares the answer with want and the state with the model. 0, or -1 with r->err. */
+int
+flow_call(struct run *r, struct seq *s, int action, const char *want, const struct stmt *st,
+    int n)
+{
+	bool new_match = action == A_HOLD && want == NULL;
+	struct stmt all[PIPELINE_MAX];
+	PGresult *res[PIPELINE_MAX];
+	struct state_query q;
+	struct outcome o;
+	int i, rc = 0;
+
+	memcpy(all, st, (size_t)n * sizeof *st);
+	check_query(s, false, &q);
+	all[n] = q.st;
+	if (pg_pipeline(r->pg->main, all, new_match ? n : n + 1, res) != 0) {
+		clear(res, n + 1);
+		snprintf(r->err, sizeof r->err, "the database went away: %s",
+		    PQerrorMessage(r->pg->main));
+		return -1;
+	}
+	pg_outcome(r->pg->main, res[0], &o);
+	res[0] = NULL;
+	if (expect(r, action, want, &o) != 0)
+		rc = -1;
+	for (i = 1; rc == 0 && i < n; i++) {
+		pg_outcome(r->pg->main, res[i], &o);
+		res[i] = NULL;
+		if (o.code[0] != '\0') {
+			snprintf(r->err, sizeof r->err, "the follow-up answered %s", o.code);
+			rc = -1;
+		}
+	}
+	if (rc != 0 || new_match) {
+		clear(res, new_match ? n : n + 1);
+		if (rc != 0)
+			return -1;
+		snprintf(s->matches[s->nmatches - 1].id, ID_LEN, "%s", o.value);
+		return flow_state(r, s);
+	}
+	return compare(r, s, res[n], NULL, 0);
+}
+
+/* Reads the state back and compares it with the model; 0, or -1 with r->err. */
+int
+flow_state(struct run *r, struct seq *s)
+{
+	struct state_query q;
+	PGresult *res;
+
+	check_query(s, false, &q);
+	if (pg_pipeline(r->pg->main, &q.st, 1, &res) != 0) {
+		PQclear(res);
+		snprintf(r->err, sizeof r->err, "the database went away");
+		return -1;
+	}
+	return compare(r, s, res, NULL, 0);
+}
+
+static bool
+counts_differ(const struct sweep_counts *a, const struct sweep_counts *b)
+{
+	return a->expired_holds != b->expired_holds || a->unfilled != b->unfilled ||
+	    a->completed != b->completed || a->no_shows != b->no_shows ||
+	    a->invitations_expired != b->invitations_expired;
+}
+
+static const char *
+counts_text(const struct sweep_counts *c, char *buf, size_t len)
+{
+	snprintf(buf, len, "expired_holds=%ld unfilled=%ld completed=%ld no_shows=%ld "
+	    "invitations_expired=%ld", c->expired_holds, c->unfilled, c->completed, c->no_shows,
+	    c->invitations_expired);
+	return buf;
+}
+
+/* Adds what batch answer res (consumed) of rule changed to c; 0, or -1 when it failed or
+ * claimed a whole batch (the run would need another), the reason in r->err unless an
+ * earlier failure (failed) is already there. */
+static int
+batch(struct run *r, PGresult *res, int rule, int limit, struct sweep_counts *c, int failed)
+{
+	char scratch[256];
+	long n = pg_sweep_result(res, rule, c, failed ? scratch : r->err,
+	    failed ? sizeof scratch : sizeof r->err);
+
+	if (n >= 0 && n < limit)
+		return 0;
+	if (n >= limit && !failed)
+		snprintf(r->err, sizeof r->err, "sweeper rule %d: a batch of %d was not enough",
+		    rule + 1, limit);
+	return -1;
+}
+
+/* A sweeper run (or two at once) as of the clock, then the state read back with a digest,
+ * a second run and the state again: the first must do what the model says, the second
+ * nothing at all. One sweeper with batches larger than anything there is runs its four
+ * rules in the round trip of the rest (the server runs them in order all the same); smaller
+ * batches and two sweepers run batch by batch, as cron/sweep.c does. */
+int
+flow_sweep(struct run *r, struct seq *s, int sweepers, int limit)
+{
+	struct sweep_counts want, got = { 0 }, again = { 0 }, none = { 0 };
+	struct state_query q1, q2;
+	struct stmt st[2 * SWEEP_RULES + 2];
+	PGresult *res[2 * SWEEP_RULES + 2];
+	char lim[16], at[40], a[160], b[160], d1[80] = "", d2[80] = "";
+	const char *first[2] = { lim, at }, *second[2] = { "100000", at };
+	bool piped = sweepers == 1 && limit >= 1000;
+	int n = 0, i = 0, rule, rc;
+
+	run_log(r, "%s, batches of %d", sweepers == 2 ? "two sweepers at once" : "sweeper", limit);
+	rule_sweep(s, &want);
+	r->sweeps++;
+	r->two_sweeper_runs += sweepers == 2;
+	run_count(action_names[A_SWEEP], sweepers == 2 ? "two at once" : "one");
+	snprintf(lim, sizeof lim, "%d", limit);
+	pg_time(s->now, at, sizeof at);
+	if (piped) {
+		pg_sweep_stmts(st, first);
+		n = SWEEP_RULES;
+	} else if (pg_sweep(r->pg, sweepers, limit, s->now, &got, r->err, sizeof r->err) != 0) {
+		run_log(r, " -> failed\n");
+		return -1;
+	}
+	check_query(s, true, &q1);
+	check_query(s, true, &q2);
+	st[n++] = q1.st;
+	pg_sweep_stmts(st + n, second);
+	n += SWEEP_RULES;
+	st[n++] = q2.st;
+	if (pg_pipeline(r->pg->main, st, n, res) != 0) {
+		clear(res, n);
+		snprintf(r->err, sizeof r->err, "the database went away");
+		return -1;
+	}
+	rc = 0;
+	for (rule = 0; piped && rule < SWEEP_RULES; rule++, i++)
+		rc |= batch(r, res[i], rule, limit, &got, rc);
+	run_log(r, " -> %s\n", counts_text(&got, a, sizeof a));
+	if (rc == 0 && counts_differ(&got, &want)) {
+		snprintf(r->err, sizeof r->err, "the sweeper counted %s, the model expects %s",
+		    counts_text(&got, a, sizeof a), counts_text(&want, b, sizeof b));
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = compare(r, s, res[i], d1, sizeof d1);
+	else
+		PQclear(res[i]);
+	i++;
+	for (rule = 0; rule < SWEEP_RULES; rule++, i++)
+		rc |= batch(r, res[i], rule, 100000, &again, rc);
+	if (rc == 0)
+		rc = compare(r, s, res[i], d2, sizeof d2);
+	else
+		PQclear(res[i]);
+	if (rc == 0 && (counts_differ(&again, &none) || strcmp(d1, d2) != 0)) {
+		snprintf(r->err, sizeof r->err, "a second sweeper run changed the state: %s, "
+		    "digest %s then %s", counts_text(&again, a, sizeof a), d1, d2);
+		rc = -1;
+	}
+	return rc;
+}
+
+static bool
+awaits_payment(const struct seq *s, int m)
+{
+	return s->matches[m].status == ST_PENDING_PAYMENT && s->matches[m].expires > s->now;
+}
+
+static bool
+is_open(const struct seq *s, int m)
+{
+	return s->matches[m].status == ST_OPEN;
+}
+
+static bool
+has_players(const struct seq *s, int m)
+{
+	int i;
+
+	for (i = 0; i < s->matches[m].njoins; i++)
+		if (s->matches[m].joins[i].left == LEFT_NONE && !s->matches[m].joins[i].organizer)
+			return true;
+	return false;
+}
+
+static bool
+is_full(const struct seq *s, int m)
+{
+	return s->matches[m].status == ST_MATCHED || s->matches[m].status == ST_CONFIRMED;
+}
+
+static bool
+checkin_open(const struct seq *s, int m)
+{
+	return is_full(s, m) && s->now >= s->matches[m].starts - CHECKIN_OPENS_BEFORE &&
+	    s->now <= s->matches[m].ends;
+}
+
+static bool
+full_ahead(const struct seq *s, int m)
+{
+	return is_full(s, m) && s->now < s->matches[m].starts - CHECKIN_OPENS_BEFORE;
+}
+
+static bool
+invited(const struct seq *s, int m)
+{
+	int q;
+
+	for (q = 0; q < s->nplayers; q++)
+		if (s->matches[m].inv[q] == INV_PENDING)
+			return true;
+	return false;
+}
+
+static bool
+any(const struct seq *s, bool (*fits)(const struct seq *, int))
+{
+	int m;
+
+	for (m = 0; m < s->nmatches; m++)
+		if (fits(s, m))
+			return true;
+	return false;
+}
+
+/* With pct percent a match for which fits() holds, if there is one; else any match. */
+static int
+pick_match(struct seq *s, int pct, bool (*fits)(const struct seq *, int))
+{
+	int ms[MAX_MATCHES], n = 0, m;
+
+	for (m = 0; m < s->nmatches; m++)
+		if (fits(s, m))
+			ms[n++] = m;
+	return n > 0 && run_chance(s, pct) ? ms[run_rnd(s, n)] : run_rnd(s, s->nmatches);
+}
+
+/* Moves the clock: minutes, hours, days, to just before (or at) a start, past an end, past
+ * a hold's expiry; a full match waiting for its check-in draws the clock to it. */
+static void
+flow_clock(struct run *r, struct seq *s)
+{
+	static const long long before[] = { 49 * HOUR, 47 * HOUR, 25 * HOUR, 23 * HOUR,
+		31 * MINUTE, 29 * MINUTE, 10, 0 };
+	int mi = s->nmatches > 0 ? pick_match(s, 60, is_full) : -1;
+	const struct match *m = mi >= 0 ? &s->matches[mi] : NULL;
+	int kind = run_rnd(s, m != NULL ? 14 : 7);
+	long long target = s->now;
+	char at[48];
+
+	if (m != NULL && full_ahead(s, mi) && run_chance(s, 60))
+		target = m->starts - before[4 + run_rnd(s, 4)];
+	else if (kind < 3)
+		target += (1 + run_rnd(s, 59)) * MINUTE;
+	else if (kind < 5)
+		target += (1 + run_rnd(s, 12)) * HOUR;
+	else if (kind < 7)
+		target += (1 + run_rnd(s, 3)) * DAY;
+	else if (kind < 11)
+		target = m->starts - before[run_rnd(s, 8)];
+	else if (kind < 13)
+		target = m->ends + (1 + run_rnd(s, 90)) * MINUTE;
+	else
+		target = m->expires + run_rnd(s, 120);
+	if (target <= s->now)
+		target = s->now + 1 + run_rnd(s, 600);
+	s->now = target;
+	run_log(r, "clock -> %s", run_when(r, s->now, at, sizeof at));
+	run_count(action_names[A_CLOCK], "ok");
+}
+
+/* The next action: what can move a match on is likelier, anything stays possible. */
+static int
+choose(struct seq *s)
+{
+	int w[A_COUNT], total = 0, x, a;
+
+	w[A_HOLD] = s->nmatches == MAX_MATCHES ? 0 : s->nmatches == 0 ? 60 : 10;
+	w[A_PAY] = any(s, awaits_payment) ? 25 : 2;
+	w[A_ACCEPT] = any(s, invited) ? 14 : 2;
+	w[A_DECLINE] = any(s, invited) ? 3 : 1;
+	w[A_TOKEN] = any(s, is_open) ? 14 : 2;
+	w[A_LEAVE] = any(s, has_players) ? 8 : 1;
+	w[A_ABSENCE] = any(s, has_players) ? 5 : 1;
+	w[A_CHECKIN] = any(s, checkin_open) ? 40 : any(s, is_full) ? 8 : 2;
+	w[A_CANCEL] = 3;
+	w[A_CLOCK] = any(s, full_ahead) ? 24 : 12;
+	w[A_SWEEP] = 5;
+	if (s->nmatches == 0)	/* nothing to act on yet */
+		for (a = A_PAY; a < A_CLOCK; a++)
+			w[a] = 0;
+	for (a = 0; a < A_COUNT; a++)
+		total += w[a];
+	x = run_rnd(s, total);
+	for (a = 0; x >= w[a]; a++)
+		x -= w[a];
+	return a;
+}
+
+int
+step_random(struct run *r, struct seq *s, int k)
+{
+	int a = choose(s), rc;
+	char at[48];
+
+	s->now += 1 + run_rnd(s, 30);	/* every step its own instant */
+	run_log(r, "  %2d %s ", k, run_when(r, s->now, at, sizeof at));
+	if (a == A_SWEEP) {
+		r->secs[T_SWEEPS] -= run_clock();
+		rc = flow_sweep(r, s, run_chance(s, r->two_sweepers) ? 2 : 1,
+		    run_chance(s, 50) ? 1000 : 1 + run_rnd(s, 3));
+		r->secs[T_SWEEPS] += run_clock();
+		return rc;
+	}
+	r->secs[T_STEPS] -= run_clock();
+	switch (a) {
+	case A_HOLD: rc = act_hold(r, s); break;
+	case A_PAY: rc = act_pay(r, s, pick_match(s, 85, awaits_payment)); break;
+	case A_ACCEPT: rc = act_answer(r, s, true); break;
+	case A_DECLINE: rc = act_answer(r, s, false); break;
+	case A_TOKEN: rc = act_join_by_link(r, s, pick_match(s, 80, is_open)); break;
+	case A_LEAVE: rc = act_withdraw(r, s, pick_match(s, 80, has_players), true); break;
+	case A_ABSENCE: rc = act_withdraw(r, s, pick_match(s, 80, has_players), false); break;
+	case A_CHECKIN:
+		rc = act_checkin(r, s,
+		    pick_match(s, 85, any(s, checkin_open) ? checkin_open : is_full));
+		break;
+	case A_CANCEL: rc = act_cancel(r, s, run_rnd(s, s->nmatches)); break;
+	default:
+		flow_clock(r, s);
+		/* nothing was written: the state must read as before, the invariants hold */
+		run_log(r, "\n");
+		rc = flow_state(r, s);
+	}
+	r->secs[T_STEPS] += run_clock();
+	return rc;
+}
+
+int
+step_finish(struct run *r, struct seq *s, int k, long long last)
+{
+	char at[48];
+	int rc;
+
+	s->now = last > s->now ? last : s->now + 1;
+	run_log(r, "  %2d %s past every end and expiry: ", k, run_when(r, s->now, at, sizeof at));
+	r->secs[T_SWEEPS] -= run_clock();
+	rc = flow_sweep(r, s, run_chance(s, r->two_sweepers) ? 2 : 1,
+	    run_chance(s, 50) ? 1000 : 1 + run_rnd(s, 3));
+	r->secs[T_SWEEPS] += run_clock();
+	return rc;
+}
