@@ -247,12 +247,31 @@ AS $$
 $$;
 COMMENT ON FUNCTION match_pending_invitations(uuid[]) IS 'Ids of the PENDING invitations of some matches.';
 
--- Records reliability events (each (player, match, kind) once) and applies them: scores
--- moved by the rule's delta and clamped to 0..100, no-shows counted, a ban when the no-shows
--- within the policy window reach the limit, each no-show notified with the new score. Players
--- without a profile get one. Player rows are locked in id order, so concurrent callers wait
--- for each other instead of deadlocking; the second statement runs on a snapshot taken after
--- those locks, so a concurrent no-show is never missed. Returns the no-shows recorded.
+-- A score after one more event: moved by the event's delta and clamped to 0..100.
+CREATE FUNCTION reliability_step(p_score integer, p_delta integer) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN least(100, greatest(0, p_score + p_delta));
+COMMENT ON FUNCTION reliability_step(integer, integer) IS
+    'A reliability score after one more event: plus its delta, clamped to 0..100.';
+
+-- A score from 100 (a new player's) through the deltas given, in their order.
+CREATE AGGREGATE reliability_fold(integer) (
+    SFUNC = reliability_step, STYPE = integer, INITCOND = '100');
+COMMENT ON AGGREGATE reliability_fold(integer) IS
+    'The reliability score a history of event deltas leads to, taken in order from 100.';
+
+-- Records reliability events (each (player, match, kind) once) and applies them: each
+-- score concerned is worked out again from all of its player's events, each moving it by
+-- its delta and clamped to 0..100, in the order they happened (when recorded, or at the end
+-- of their match when recorded after it, as attendance is), then by match and kind. So a
+-- score is the same however the sweeper batched the matches, whether two sweepers shared
+-- them and however late it ran; a running score moved by a batch's sum was not (from 100,
+-- +5 and -25 gave 80 in one batch and 75 in two). No-shows counted, a ban when the no-shows
+-- within the policy window reach the limit, each no-show notified with the new score.
+-- Players without a profile get one. Player rows are locked in id order, so concurrent
+-- callers wait for each other instead of deadlocking; the second statement runs on a
+-- snapshot taken after those locks, so a concurrent event is never missed. Returns the
+-- no-shows recorded.
 CREATE FUNCTION reliability_apply(p_players uuid[], p_matches uuid[], p_kinds text[],
                                   p_now timestamptz)
     RETURNS integer
@@ -282,16 +301,18 @@ BEGIN
         RETURN 0;
     END IF;
     WITH event AS (
-        SELECT e.player_id, e.match_request_id, e.kind, r.delta
-          FROM unnest(v_players, v_matches, v_kinds) AS e(player_id, match_request_id, kind)
-          JOIN reliability_rules r ON r.kind = e.kind),
+        SELECT e.player_id, e.match_request_id, e.kind
+          FROM unnest(v_players, v_matches, v_kinds) AS e(player_id, match_request_id, kind)),
     total AS (
-        SELECT player_id, sum(delta) AS delta,
-               count(*) FILTER (WHERE kind = 'NO_SHOW') AS no_shows
+        SELECT player_id, count(*) FILTER (WHERE kind = 'NO_SHOW') AS no_shows
           FROM event GROUP BY player_id),
     score AS (
         UPDATE players p
-           SET reliability_score = least(100, greatest(0, p.reliability_score + t.delta)),
+           SET reliability_score = (
+                   SELECT reliability_fold(r.delta ORDER BY least(r.created_at, m.ends_at),
+                                           r.match_request_id, r.kind)
+                     FROM reliability_events r JOIN match_requests m ON m.id = r.match_request_id
+                    WHERE r.player_id = p.user_id),
                no_show_count = p.no_show_count + t.no_shows,
                banned_until = CASE
                    WHEN t.no_shows > 0 AND (SELECT count(*) FROM reliability_events r

@@ -4,6 +4,7 @@
  * rules.c decides when they happen. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
@@ -171,9 +172,51 @@ effect_refund(struct join *j)
 	return j->paid;
 }
 
-/* Records reliability events once per (player, match, kind) and applies them as they come:
- * scores moved and clamped to 0..100, no-shows counted, a ban when the no-shows within the
- * window reach the limit, each no-show told. Returns the no-shows recorded. */
+/* When event e counts: when it was recorded, or at the end of its match if recorded after
+ * it (the sweeper records attendance after the end, whenever it runs). */
+static long long
+counts_at(const struct seq *s, const struct rel *e)
+{
+	return e->at < s->matches[e->match].ends ? e->at : s->matches[e->match].ends;
+}
+
+static int
+by_time(const void *a, const void *b, void *ctx)
+{
+	const struct seq *s = ctx;
+	const struct rel *x = a, *y = b;
+	long long tx = counts_at(s, x), ty = counts_at(s, y);
+	int c;
+
+	if (tx != ty)
+		return tx < ty ? -1 : 1;
+	if ((c = strcmp(s->matches[x->match].id, s->matches[y->match].id)) != 0)
+		return c;
+	return strcmp(rel_names[x->kind], rel_names[y->kind]);
+}
+
+/* Player p's score: from 100, each of their events in the order they count, each moving it
+ * by its delta and clamped to 0..100. */
+static int
+score_of(const struct seq *s, int p)
+{
+	struct rel mine[MAX_RELS];
+	int n = 0, i, score = 100;
+
+	for (i = 0; i < s->nrels; i++)
+		if (s->rels[i].player == p)
+			mine[n++] = s->rels[i];
+	qsort_r(mine, (size_t)n, sizeof mine[0], by_time, (void *)s);
+	for (i = 0; i < n; i++) {
+		score += rel_delta[mine[i].kind];
+		score = score < 0 ? 0 : score > 100 ? 100 : score;
+	}
+	return score;
+}
+
+/* Records reliability events once per (player, match, kind): scores worked out again, no-shows
+ * counted, a ban when the no-shows within the window reach the limit, each no-show told.
+ * Returns the no-shows recorded. */
 long
 effect_reliability(struct seq *s, const int *players, int m, const int *kinds, int n)
 {
@@ -190,8 +233,7 @@ effect_reliability(struct seq *s, const int *players, int m, const int *kinds, i
 		if (k < s->nrels || s->nrels == MAX_RELS)
 			continue;
 		s->rels[s->nrels++] = (struct rel){ players[i], m, kinds[i], s->now };
-		p->score += rel_delta[kinds[i]];
-		p->score = p->score < 0 ? 0 : p->score > 100 ? 100 : p->score;
+		p->score = score_of(s, players[i]);
 		if (kinds[i] != REL_NO_SHOW)
 			continue;
 		p->no_shows++;

@@ -265,22 +265,10 @@ rule_cancel(struct seq *s, int m, int p)
 	return NULL;
 }
 
-/* Matches to complete: the earlier end first, then by id, as one sweeper takes them. */
-static int
-by_end(const void *a, const void *b, void *ctx)
-{
-	const struct match *x = &((const struct seq *)ctx)->matches[*(const int *)a];
-	const struct match *y = &((const struct seq *)ctx)->matches[*(const int *)b];
-
-	if (x->ends != y->ends)
-		return x->ends < y->ends ? -1 : 1;
-	return strcmp(x->id, y->id);
-}
-
 void
 rule_sweep(struct seq *s, struct sweep_counts *c)
 {
-	int order[MAX_MATCHES], n = 0, i, q;
+	int i, q;
 
 	memset(c, 0, sizeof *c);
 	for (i = 0; i < s->nmatches; i++)
@@ -293,15 +281,13 @@ rule_sweep(struct seq *s, struct sweep_counts *c)
 			c->invitations_expired += effect_end(s, i, EV_CANCEL_UNFILLED);
 			c->unfilled++;
 		}
+	/* in any order: a score counts events in the order they happened (effects.c) */
 	for (i = 0; i < s->nmatches; i++)
 		if ((s->matches[i].status == ST_MATCHED || s->matches[i].status == ST_CONFIRMED) &&
-		    s->matches[i].ends <= s->now)
-			order[n++] = i;
-	qsort_r(order, (size_t)n, sizeof order[0], by_end, s);
-	for (i = 0; i < n; i++) {
-		c->no_shows += effect_complete(s, order[i]);
-		c->completed++;
-	}
+		    s->matches[i].ends <= s->now) {
+			c->no_shows += effect_complete(s, i);
+			c->completed++;
+		}
 	for (i = 0; i < s->nmatches; i++) {
 		struct match *m = &s->matches[i];
 
