@@ -7,7 +7,7 @@
 #include "model.h"
 
 const char *const action_names[] = { "hold", "pay", "accept", "decline", "join by link",
-	"leave", "absence", "check-in", "cancel", "clock", "sweep" };
+	"leave", "absence", "check-in", "cancel", "clock", "sweep", "edge" };
 
 /* Compares the answer o of an action with the model's (NULL: success). */
 static int
@@ -321,6 +321,90 @@ flow_clock(struct run *r, struct seq *s)
 	run_count(action_names[A_CLOCK], "ok");
 }
 
+/* The instants the rules turn on, and what a step does at one of them. */
+enum edge { E_LEAVE, E_LATE, E_REFUND, E_CHECKIN, E_END, E_START, E_EXPIRY, E_COUNT };
+static const char *const edge_names[] = { "the end of the leave notice",
+	"the start of the late-absence window", "the end of the organizer's refund notice",
+	"the opening of check-in", "the end", "the start", "the expiry of the hold" };
+
+/* Whether edge of match m can change an answer: a player to leave or be absent, a match to
+ * cancel, one to check in to, one open or awaiting payment. */
+static bool
+edge_fits(const struct seq *s, int m, int edge)
+{
+	int st = s->matches[m].status;
+
+	switch (edge) {
+	case E_LEAVE:
+	case E_LATE: return has_players(s, m) && (st == ST_OPEN || st == ST_MATCHED);
+	case E_REFUND: return st == ST_PENDING_PAYMENT || st == ST_OPEN || st == ST_MATCHED;
+	case E_CHECKIN:
+	case E_END: return is_full(s, m);
+	case E_START: return st == ST_OPEN;
+	default: return st == ST_PENDING_PAYMENT;
+	}
+}
+
+static long long
+edge_instant(const struct match *mm, int edge)
+{
+	switch (edge) {
+	case E_LEAVE: return mm->starts - LEAVE_NOTICE;
+	case E_LATE: return mm->starts - LATE_ABSENCE_WINDOW;
+	case E_REFUND: return mm->starts - ORGANIZER_REFUND_NOTICE;
+	case E_CHECKIN: return mm->starts - CHECKIN_OPENS_BEFORE;
+	case E_END: return mm->ends;
+	case E_START: return mm->starts;
+	default: return mm->expires;
+	}
+}
+
+/* Moves the clock to a second before, at or after one of the instants the rules turn on:
+ * an edge drawn among those ahead, mostly among those that can change an answer, then a
+ * match it is ahead for. The edge (its match in *m), or -1 when none is ahead. */
+static int
+edge_at(struct seq *s, int *m)
+{
+	int ms[E_COUNT][MAX_MATCHES], n[E_COUNT] = { 0 }, edges[E_COUNT], ne = 0, k, e;
+	bool fitting = run_chance(s, 85);
+
+	for (e = 0; e < E_COUNT; e++) {
+		for (k = 0; k < s->nmatches; k++)
+			if (edge_instant(&s->matches[k], e) > s->now + 1 &&
+			    (!fitting || edge_fits(s, k, e)))
+				ms[e][n[e]++] = k;
+		if (n[e] > 0)
+			edges[ne++] = e;
+	}
+	if (ne == 0)
+		return -1;
+	e = edges[run_rnd(s, ne)];
+	/* players in a match two days ahead are rare: their edges first when there are some */
+	if (n[E_LEAVE] + n[E_LATE] > 0 && run_chance(s, 60))
+		e = n[E_LEAVE] > 0 && (n[E_LATE] == 0 || run_chance(s, 50)) ? E_LEAVE : E_LATE;
+	*m = ms[e][run_rnd(s, n[e])];
+	s->now = edge_instant(&s->matches[*m], e) + run_rnd(s, 3) - 1;
+	return e;
+}
+
+/* At edge of match m: the call whose answer turns on it (or a sweeper run). */
+static int
+flow_edge(struct run *r, struct seq *s, int edge, int m)
+{
+	bool sweep = run_chance(s, 50);
+
+	run_log(r, "(%s of m%d) ", edge_names[edge], m);
+	switch (edge) {
+	case E_LEAVE: return act_withdraw(r, s, m, true);
+	case E_LATE: return act_withdraw(r, s, m, false);
+	case E_REFUND: return act_cancel(r, s, m);
+	case E_CHECKIN: return act_checkin(r, s, m);
+	case E_END: return sweep ? flow_sweep(r, s, 1, 1000) : act_checkin(r, s, m);
+	case E_START: return sweep ? flow_sweep(r, s, 1, 1000) : act_join_by_link(r, s, m);
+	default: return sweep ? flow_sweep(r, s, 1, 1000) : act_pay(r, s, m);
+	}
+}
+
 /* The next action: what can move a match on is likelier, anything stays possible. */
 static int
 choose(struct seq *s)
@@ -338,6 +422,15 @@ choose(struct seq *s)
 	w[A_CANCEL] = 3;
 	w[A_CLOCK] = any(s, full_ahead) ? 24 : 12;
 	w[A_SWEEP] = 5;
+	w[A_EDGE] = s->nmatches > 0 ? 10 : 0;
+	if (s->busy) {	/* hold, pay and fill matches one after another */
+		w[A_HOLD] *= 2;
+		w[A_PAY] *= 8;
+		w[A_TOKEN] *= 6;
+		w[A_EDGE] /= 4;
+		w[A_CHECKIN] /= 4;
+		w[A_CLOCK] /= 2;
+	}
 	if (s->nmatches == 0)	/* nothing to act on yet */
 		for (a = A_PAY; a < A_CLOCK; a++)
 			w[a] = 0;
@@ -352,10 +445,13 @@ choose(struct seq *s)
 int
 step_random(struct run *r, struct seq *s, int k)
 {
-	int a = choose(s), rc;
+	int a = choose(s), edge = -1, m = -1, rc;
 	char at[48];
 
-	s->now += 1 + run_rnd(s, 30);	/* every step its own instant */
+	if (a == A_EDGE && (edge = edge_at(s, &m)) < 0)
+		a = A_CLOCK;	/* that instant has passed */
+	if (a != A_EDGE)
+		s->now += 1 + run_rnd(s, 30);	/* every step its own instant */
 	run_log(r, "  %2d %s ", k, run_when(r, s->now, at, sizeof at));
 	if (a == A_SWEEP) {
 		r->secs[T_SWEEPS] -= run_clock();
@@ -378,6 +474,7 @@ step_random(struct run *r, struct seq *s, int k)
 		    pick_match(s, 85, any(s, checkin_open) ? checkin_open : is_full));
 		break;
 	case A_CANCEL: rc = act_cancel(r, s, run_rnd(s, s->nmatches)); break;
+	case A_EDGE: rc = flow_edge(r, s, edge, m); break;
 	default:
 		flow_clock(r, s);
 		/* nothing was written: the state must read as before, the invariants hold */

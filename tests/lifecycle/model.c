@@ -40,6 +40,7 @@ struct outcome_count {
 static struct outcome_count outcomes[OUTCOMES_MAX];
 static int noutcomes;
 static long transitions_seen[EV_COMPLETE + 1];
+static long events_seen[REL_ATTENDED + 1], bans_seen;
 
 void
 run_log(struct run *r, const char *fmt, ...)
@@ -138,6 +139,7 @@ sequence_make(struct run *r, struct seq *s, long location)
 	s->lat = -55.0 + (double)(cell / 220) * 0.5;
 	s->lng = -165.0 + (double)(cell % 220) * 1.5;
 	s->min_reliability = run_chance(s, 50) ? 50 : 80;
+	s->busy = run_chance(s, 15);
 	s->nplayers = 5 + run_rnd(s, MAX_PLAYERS - 4);
 	for (i = 0; i < s->nplayers; i++) {
 		struct player *p = &s->players[i];
@@ -155,8 +157,8 @@ sequence_make(struct run *r, struct seq *s, long location)
 		s->courts[i].weekday_price = prices[run_rnd(s, 7)];
 		s->courts[i].weekend_price = prices[run_rnd(s, 7)];
 	}
-	run_log(r, "  %d players (min reliability %d), %d courts:", s->nplayers,
-	    s->min_reliability, s->ncourts);
+	run_log(r, "  %d players (min reliability %d%s), %d courts:", s->nplayers,
+	    s->min_reliability, s->busy ? ", p0 and p1 busy" : "", s->ncourts);
 	for (i = 0; i < s->ncourts; i++)
 		run_log(r, " [%d min, %ld/%ld cents]", s->courts[i].duration,
 		    s->courts[i].weekday_price, s->courts[i].weekend_price);
@@ -212,6 +214,10 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 	for (i = 0; i < s->nmatches; i++)
 		for (k = 0; k < s->matches[i].nchain; k++)
 			transitions_seen[s->matches[i].chain[k].event]++;
+	for (i = 0; i < s->nrels; i++)
+		events_seen[s->rels[i].kind]++;
+	for (i = 0; i < s->nplayers; i++)
+		bans_seen += s->players[i].banned_until != 0;
 	return 0;
 }
 
@@ -224,7 +230,10 @@ summary(void)
 	printf("# transitions:");
 	for (i = 0; i <= EV_COMPLETE; i++)
 		printf(" %s %ld", event_names[i], transitions_seen[i]);
-	printf("\n");
+	printf("\n# reliability:");
+	for (i = 0; i <= REL_ATTENDED; i++)
+		printf(" %s %ld", rel_names[i], events_seen[i]);
+	printf(", bans %ld\n", bans_seen);
 	for (i = 0; i < noutcomes; i++) {
 		if (done[i])
 			continue;

@@ -143,6 +143,7 @@ struct seq {
 	unsigned long long rng;
 	long long now;
 	int	min_reliability;
+	bool	busy;			/* p0 and p1 play one match after another (bans) */
 	double	lat, lng;		/* the venue and the centre of every search */
 	char	venue[ID_LEN];
 	struct court courts[MAX_COURTS];
@@ -283,7 +284,7 @@ double run_clock(void);
 enum { T_SETUP, T_STEPS, T_SWEEPS };
 
 enum action { A_HOLD, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE, A_CHECKIN,
-	A_CANCEL, A_CLOCK, A_SWEEP, A_COUNT };
+	A_CANCEL, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
 extern const char *const action_names[];
 
 /* Step k of a sequence: a random action, its answer and the state after it checked; 0, or

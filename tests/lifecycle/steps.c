@@ -43,7 +43,7 @@ int
 act_hold(struct run *r, struct seq *s)
 {
 	static const int hold_seconds[] = { 900, 900, 900, 120, 3600 };
-	static const int days[] = { 0, 0, 1, 1, 2, 3, 4, 6 };
+	static const int days[] = { 0, 1, 1, 2, 3, 3, 4, 5 };
 	char date[16], start[8], dur[8], lat[32], lng[32], radius[16], secs[16], now[40];
 	const char *params[13] = { NULL, NULL, date, start, dur, NULL, NULL, NULL, lat, lng,
 		radius, secs, now };
@@ -70,9 +70,12 @@ act_hold(struct run *r, struct seq *s)
 			h.starts += 10 * MINUTE;	/* off the court's grid */
 	}
 	h.duration = s->courts[h.court].duration + (run_chance(s, 4) ? 30 : 0);
-	h.format = run_chance(s, 45) ? F_ONE_VS_ONE : run_chance(s, 65) ? F_TWO_VS_TWO : F_AMERICANO;
+	h.format = run_chance(s, s->busy ? 85 : 45) ? F_ONE_VS_ONE :
+	    run_chance(s, 65) ? F_TWO_VS_TWO : F_AMERICANO;
 	h.skill = run_chance(s, 85) ? SK_INTERMEDIATE : SK_ADVANCED;
-	h.organizer = run_rnd(s, s->nplayers);
+	/* regulars: p0 organizes often and p1 joins often, so that a player collects enough
+	 * matches for the no-show ban to come into play */
+	h.organizer = run_chance(s, s->busy ? 85 : 40) ? 0 : run_rnd(s, s->nplayers);
 	h.hold_seconds = hold_seconds[run_rnd(s, 5)];
 	h.radius_km = run_chance(s, 50) ? 5 : 10;
 	tt = (time_t)h.starts;
@@ -188,7 +191,11 @@ act_join_by_link(struct run *r, struct seq *s, int m)
 	for (q = 0; q < s->nplayers; q++)
 		if (effect_active_join(&s->matches[m], q) == NULL)
 			out[n++] = q;
-	p = n > 0 && run_chance(s, 75) ? out[run_rnd(s, n)] : run_rnd(s, s->nplayers);
+	if (s->busy && effect_active_join(&s->matches[m], 1) == NULL && run_chance(s, 80))
+		p = 1;
+	else
+		p = n > 0 && run_chance(s, 75) ? out[run_chance(s, 40) ? 0 : run_rnd(s, n)] :
+		    run_rnd(s, s->nplayers);
 	params[1] = s->players[p].id;
 	pg_time(s->now, now, sizeof now);
 	run_log(r, "p%d joins m%d by its link on team %c", p, m, 'A' + team);
