@@ -392,6 +392,7 @@ static int
 flow_edge(struct run *r, struct seq *s, int edge, int m)
 {
 	bool sweep = run_chance(s, 50);
+	int sweepers = run_chance(s, r->two_sweepers) ? 2 : 1;
 
 	run_log(r, "(%s of m%d) ", edge_names[edge], m);
 	switch (edge) {
@@ -399,9 +400,9 @@ flow_edge(struct run *r, struct seq *s, int edge, int m)
 	case E_LATE: return act_withdraw(r, s, m, false);
 	case E_REFUND: return act_cancel(r, s, m);
 	case E_CHECKIN: return act_checkin(r, s, m);
-	case E_END: return sweep ? flow_sweep(r, s, 1, 1000) : act_checkin(r, s, m);
-	case E_START: return sweep ? flow_sweep(r, s, 1, 1000) : act_join_by_link(r, s, m);
-	default: return sweep ? flow_sweep(r, s, 1, 1000) : act_pay(r, s, m);
+	case E_END: return sweep ? flow_sweep(r, s, sweepers, 1000) : act_checkin(r, s, m);
+	case E_START: return sweep ? flow_sweep(r, s, sweepers, 1000) : act_join_by_link(r, s, m);
+	default: return sweep ? flow_sweep(r, s, sweepers, 1000) : act_pay(r, s, m);
 	}
 }
 
