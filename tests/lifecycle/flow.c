@@ -422,7 +422,7 @@ choose(struct seq *s)
 	w[A_CHECKIN] = any(s, checkin_open) ? 40 : any(s, is_full) ? 8 : 2;
 	w[A_CANCEL] = 3;
 	w[A_CLOCK] = any(s, full_ahead) ? 24 : 12;
-	w[A_SWEEP] = 5;
+	w[A_SWEEP] = 4;
 	w[A_EDGE] = s->nmatches > 0 ? 10 : 0;
 	if (s->busy) {	/* hold, pay and fill matches one after another */
 		w[A_HOLD] *= 2;

@@ -268,7 +268,7 @@ main(int argc, char **argv)
 	double secs;
 
 	r.min_steps = 6;
-	r.max_steps = 16;
+	r.max_steps = 14;
 	r.two_sweepers = 40;
 	for (i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--verbose") == 0)
