@@ -23,7 +23,8 @@ setup() {
 teardown() {
 	local db
 	for db in ${SCRATCH:-}; do
-		psql "$(admin_on postgres)" -X -q -c "DROP DATABASE IF EXISTS $db" 2>/dev/null || true
+		psql "$(admin_on postgres)" -X -q -c "DROP DATABASE IF EXISTS $db" 2>/dev/null ||
+			true
 	done
 }
 
@@ -64,7 +65,8 @@ model_split() {
 			(scratch_db "courts_model_$k" &&
 			 exec "$COURTS_BUILD/tools/lifecycle-model" \
 				--db "${DATABASE_URL/dbname=courts/dbname=courts_model_$k}" \
-				--sequences "$n" --seed $((SEED + first))) >"$BATS_TEST_TMPDIR/model-$k.out" 2>&1 &
+				--sequences "$n" --seed $((SEED + first))) \
+				>"$BATS_TEST_TMPDIR/model-$k.out" 2>&1 &
 		fi
 		pids+=($!)
 	done
@@ -124,19 +126,21 @@ model_split() {
 	A=$(fixture_player ra INTERMEDIATE 40.42 -3.70)
 	B=$(fixture_player rb INTERMEDIATE 40.42 -3.70)
 	day=$(weekday_date 3)
-	X=$(sql "SELECT match_hold('$COURT', '$A', '$day', '09:30', 90, 'ONE_VS_ONE', 'INTERMEDIATE',
-	             NULL, 40.42, -3.70, 10, 900)")
-	Y=$(sql "SELECT match_hold('$COURT', '$A', '$day', '11:00', 90, 'ONE_VS_ONE', 'INTERMEDIATE',
-	             NULL, 40.42, -3.70, 10, 900)")
+	X=$(sql "SELECT match_hold('$COURT', '$A', '$day', '09:30', 90, 'ONE_VS_ONE',
+	             'INTERMEDIATE', NULL, 40.42, -3.70, 10, 900)")
+	Y=$(sql "SELECT match_hold('$COURT', '$A', '$day', '11:00', 90, 'ONE_VS_ONE',
+	             'INTERMEDIATE', NULL, 40.42, -3.70, 10, 900)")
 	sql "SELECT match_pay(id, '$A', 50) FROM match_requests WHERE id IN ('$X', '$Y');
 	     SELECT match_join_by_token(invitation_token, '$B', 'TEAM_B')
 	       FROM match_requests WHERE id IN ('$X', '$Y')" >/dev/null
 	# both play the first match, nobody turns up for the second
 	sql "SELECT match_checkin('$X', p, 40.4168, -3.7038, 10, 200, 100, m.starts_at)
-	       FROM match_requests m, unnest(ARRAY['$A', '$B']::uuid[]) p WHERE m.id = '$X'" >/dev/null
+	       FROM match_requests m, unnest(ARRAY['$A', '$B']::uuid[]) p
+	      WHERE m.id = '$X'" >/dev/null
 	# one sweeper batch completes both: +5 at 100 stays 100, then -25
 	[ "$(sql "SELECT completed || ' ' || no_shows FROM sweep_completed(1000,
-	           (SELECT ends_at + interval '1 minute' FROM match_requests WHERE id = '$Y'))")" = "2 2" ]
+	           (SELECT ends_at + interval '1 minute' FROM match_requests
+	             WHERE id = '$Y'))")" = "2 2" ]
 	[ "$(sql "SELECT string_agg(reliability_score::text, ' ') FROM players
 	           WHERE user_id IN ('$A', '$B')")" = "75 75" ]
 }

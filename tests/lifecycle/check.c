@@ -69,7 +69,8 @@ model_lines(const struct seq *s, struct lines *out)
 			const struct join *j = &m->joins[k];
 
 			line(out, "J m%d p%d %s %s %s %s %s %s %s", i, j->player,
-			    j->team == 0 ? "TEAM_A" : "TEAM_B", j->organizer ? "ORGANIZER" : "PLAYER",
+			    j->team == 0 ? "TEAM_A" : "TEAM_B",
+			    j->organizer ? "ORGANIZER" : "PLAYER",
 			    j->checked_in ? "in" : "out", left_names[j->left], pay_names[j->pay],
 			    money(j->paid, a, sizeof a), money(j->refunded, b, sizeof b));
 		}

@@ -15,8 +15,8 @@ expect(struct run *r, int action, const char *want, const struct outcome *o)
 {
 	const char *got = o->code[0] != '\0' ? o->code : "ok";
 
-	run_log(r, " -> %s\n", got);
-	run_count(action_names[action], got);
+	model_log(r, " -> %s\n", got);
+	model_count(action_names[action], got);
 	if (strcmp(want != NULL ? want : "", o->code) == 0)
 		return 0;
 	snprintf(r->err, sizeof r->err, "%s answered %s, the model expects %s",
@@ -158,18 +158,19 @@ flow_sweep(struct run *r, struct seq *s, int sweepers, int limit)
 	bool piped = sweepers == 1 && limit >= 1000;
 	int n = 0, i = 0, rule, rc;
 
-	run_log(r, "%s, batches of %d", sweepers == 2 ? "two sweepers at once" : "sweeper", limit);
+	model_log(r, "%s, batches of %d", sweepers == 2 ? "two sweepers at once" : "sweeper",
+	    limit);
 	rule_sweep(s, &want);
 	r->sweeps++;
 	r->two_sweeper_runs += sweepers == 2;
-	run_count(action_names[A_SWEEP], sweepers == 2 ? "two at once" : "one");
+	model_count(action_names[A_SWEEP], sweepers == 2 ? "two at once" : "one");
 	snprintf(lim, sizeof lim, "%d", limit);
 	pg_time(s->now, at, sizeof at);
 	if (piped) {
 		pg_sweep_stmts(st, first);
 		n = SWEEP_RULES;
 	} else if (pg_sweep(r->pg, sweepers, limit, s->now, &got, r->err, sizeof r->err) != 0) {
-		run_log(r, " -> failed\n");
+		model_log(r, " -> failed\n");
 		return -1;
 	}
 	check_query(s, true, &q1);
@@ -186,7 +187,7 @@ flow_sweep(struct run *r, struct seq *s, int sweepers, int limit)
 	rc = 0;
 	for (rule = 0; piped && rule < SWEEP_RULES; rule++, i++)
 		rc |= batch(r, res[i], rule, limit, &got, rc);
-	run_log(r, " -> %s\n", counts_text(&got, a, sizeof a));
+	model_log(r, " -> %s\n", counts_text(&got, a, sizeof a));
 	if (rc == 0 && counts_differ(&got, &want)) {
 		snprintf(r->err, sizeof r->err, "the sweeper counted %s, the model expects %s",
 		    counts_text(&got, a, sizeof a), counts_text(&want, b, sizeof b));
@@ -284,7 +285,7 @@ pick_match(struct seq *s, int pct, bool (*fits)(const struct seq *, int))
 	for (m = 0; m < s->nmatches; m++)
 		if (fits(s, m))
 			ms[n++] = m;
-	return n > 0 && run_chance(s, pct) ? ms[run_rnd(s, n)] : run_rnd(s, s->nmatches);
+	return n > 0 && model_chance(s, pct) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
 }
 
 /* Moves the clock: minutes, hours, days, to just before (or at) a start, past an end, past
@@ -296,29 +297,29 @@ flow_clock(struct run *r, struct seq *s)
 		31 * MINUTE, 29 * MINUTE, 10, 0 };
 	int mi = s->nmatches > 0 ? pick_match(s, 60, is_full) : -1;
 	const struct match *m = mi >= 0 ? &s->matches[mi] : NULL;
-	int kind = run_rnd(s, m != NULL ? 14 : 7);
+	int kind = model_rnd(s, m != NULL ? 14 : 7);
 	long long target = s->now;
 	char at[48];
 
-	if (m != NULL && full_ahead(s, mi) && run_chance(s, 60))
-		target = m->starts - before[4 + run_rnd(s, 4)];
+	if (m != NULL && full_ahead(s, mi) && model_chance(s, 60))
+		target = m->starts - before[4 + model_rnd(s, 4)];
 	else if (kind < 3)
-		target += (1 + run_rnd(s, 59)) * MINUTE;
+		target += (1 + model_rnd(s, 59)) * MINUTE;
 	else if (kind < 5)
-		target += (1 + run_rnd(s, 12)) * HOUR;
+		target += (1 + model_rnd(s, 12)) * HOUR;
 	else if (kind < 7)
-		target += (1 + run_rnd(s, 3)) * DAY;
+		target += (1 + model_rnd(s, 3)) * DAY;
 	else if (kind < 11)
-		target = m->starts - before[run_rnd(s, 8)];
+		target = m->starts - before[model_rnd(s, 8)];
 	else if (kind < 13)
-		target = m->ends + (1 + run_rnd(s, 90)) * MINUTE;
+		target = m->ends + (1 + model_rnd(s, 90)) * MINUTE;
 	else
-		target = m->expires + run_rnd(s, 120);
+		target = m->expires + model_rnd(s, 120);
 	if (target <= s->now)
-		target = s->now + 1 + run_rnd(s, 600);
+		target = s->now + 1 + model_rnd(s, 600);
 	s->now = target;
-	run_log(r, "clock -> %s", run_when(r, s->now, at, sizeof at));
-	run_count(action_names[A_CLOCK], "ok");
+	model_log(r, "clock -> %s", model_when(r, s->now, at, sizeof at));
+	model_count(action_names[A_CLOCK], "ok");
 }
 
 /* The instants the rules turn on, and what a step does at one of them. */
@@ -366,7 +367,7 @@ static int
 edge_at(struct seq *s, int *m)
 {
 	int ms[E_COUNT][MAX_MATCHES], n[E_COUNT] = { 0 }, edges[E_COUNT], ne = 0, k, e;
-	bool fitting = run_chance(s, 85);
+	bool fitting = model_chance(s, 85);
 
 	for (e = 0; e < E_COUNT; e++) {
 		for (k = 0; k < s->nmatches; k++)
@@ -378,12 +379,12 @@ edge_at(struct seq *s, int *m)
 	}
 	if (ne == 0)
 		return -1;
-	e = edges[run_rnd(s, ne)];
+	e = edges[model_rnd(s, ne)];
 	/* players in a match two days ahead are rare: their edges first when there are some */
-	if (n[E_LEAVE] + n[E_LATE] > 0 && run_chance(s, 60))
-		e = n[E_LEAVE] > 0 && (n[E_LATE] == 0 || run_chance(s, 50)) ? E_LEAVE : E_LATE;
-	*m = ms[e][run_rnd(s, n[e])];
-	s->now = edge_instant(&s->matches[*m], e) + run_rnd(s, 3) - 1;
+	if (n[E_LEAVE] + n[E_LATE] > 0 && model_chance(s, 60))
+		e = n[E_LEAVE] > 0 && (n[E_LATE] == 0 || model_chance(s, 50)) ? E_LEAVE : E_LATE;
+	*m = ms[e][model_rnd(s, n[e])];
+	s->now = edge_instant(&s->matches[*m], e) + model_rnd(s, 3) - 1;
 	return e;
 }
 
@@ -391,10 +392,10 @@ edge_at(struct seq *s, int *m)
 static int
 flow_edge(struct run *r, struct seq *s, int edge, int m)
 {
-	bool sweep = run_chance(s, 50);
-	int sweepers = run_chance(s, r->two_sweepers) ? 2 : 1;
+	bool sweep = model_chance(s, 50);
+	int sweepers = model_chance(s, r->two_sweepers) ? 2 : 1;
 
-	run_log(r, "(%s of m%d) ", edge_names[edge], m);
+	model_log(r, "(%s of m%d) ", edge_names[edge], m);
 	switch (edge) {
 	case E_LEAVE: return act_withdraw(r, s, m, true);
 	case E_LATE: return act_withdraw(r, s, m, false);
@@ -437,14 +438,14 @@ choose(struct seq *s)
 			w[a] = 0;
 	for (a = 0; a < A_COUNT; a++)
 		total += w[a];
-	x = run_rnd(s, total);
+	x = model_rnd(s, total);
 	for (a = 0; x >= w[a]; a++)
 		x -= w[a];
 	return a;
 }
 
 int
-step_random(struct run *r, struct seq *s, int k)
+flow_step(struct run *r, struct seq *s, int k)
 {
 	int a = choose(s), edge = -1, m = -1, rc;
 	char at[48];
@@ -452,16 +453,16 @@ step_random(struct run *r, struct seq *s, int k)
 	if (a == A_EDGE && (edge = edge_at(s, &m)) < 0)
 		a = A_CLOCK;	/* that instant has passed */
 	if (a != A_EDGE)
-		s->now += 1 + run_rnd(s, 30);	/* every step its own instant */
-	run_log(r, "  %2d %s ", k, run_when(r, s->now, at, sizeof at));
+		s->now += 1 + model_rnd(s, 30);	/* every step its own instant */
+	model_log(r, "  %2d %s ", k, model_when(r, s->now, at, sizeof at));
 	if (a == A_SWEEP) {
-		r->secs[T_SWEEPS] -= run_clock();
-		rc = flow_sweep(r, s, run_chance(s, r->two_sweepers) ? 2 : 1,
-		    run_chance(s, 50) ? 1000 : 1 + run_rnd(s, 3));
-		r->secs[T_SWEEPS] += run_clock();
+		r->secs[T_SWEEPS] -= model_clock();
+		rc = flow_sweep(r, s, model_chance(s, r->two_sweepers) ? 2 : 1,
+		    model_chance(s, 50) ? 1000 : 1 + model_rnd(s, 3));
+		r->secs[T_SWEEPS] += model_clock();
 		return rc;
 	}
-	r->secs[T_STEPS] -= run_clock();
+	r->secs[T_STEPS] -= model_clock();
 	switch (a) {
 	case A_HOLD: rc = act_hold(r, s); break;
 	case A_PAY: rc = act_pay(r, s, pick_match(s, 85, awaits_payment)); break;
@@ -474,29 +475,30 @@ step_random(struct run *r, struct seq *s, int k)
 		rc = act_checkin(r, s,
 		    pick_match(s, 85, any(s, checkin_open) ? checkin_open : is_full));
 		break;
-	case A_CANCEL: rc = act_cancel(r, s, run_rnd(s, s->nmatches)); break;
+	case A_CANCEL: rc = act_cancel(r, s, model_rnd(s, s->nmatches)); break;
 	case A_EDGE: rc = flow_edge(r, s, edge, m); break;
 	default:
 		flow_clock(r, s);
 		/* nothing was written: the state must read as before, the invariants hold */
-		run_log(r, "\n");
+		model_log(r, "\n");
 		rc = flow_state(r, s);
 	}
-	r->secs[T_STEPS] += run_clock();
+	r->secs[T_STEPS] += model_clock();
 	return rc;
 }
 
 int
-step_finish(struct run *r, struct seq *s, int k, long long last)
+flow_finish(struct run *r, struct seq *s, int k, long long last)
 {
 	char at[48];
 	int rc;
 
 	s->now = last > s->now ? last : s->now + 1;
-	run_log(r, "  %2d %s past every end and expiry: ", k, run_when(r, s->now, at, sizeof at));
-	r->secs[T_SWEEPS] -= run_clock();
-	rc = flow_sweep(r, s, run_chance(s, r->two_sweepers) ? 2 : 1,
-	    run_chance(s, 50) ? 1000 : 1 + run_rnd(s, 3));
-	r->secs[T_SWEEPS] += run_clock();
+	model_log(r, "  %2d %s past every end and expiry: ", k,
+	    model_when(r, s->now, at, sizeof at));
+	r->secs[T_SWEEPS] -= model_clock();
+	rc = flow_sweep(r, s, model_chance(s, r->two_sweepers) ? 2 : 1,
+	    model_chance(s, 50) ? 1000 : 1 + model_rnd(s, 3));
+	r->secs[T_SWEEPS] += model_clock();
 	return rc;
 }

@@ -43,7 +43,7 @@ static long transitions_seen[EV_COMPLETE + 1];
 static long events_seen[REL_ATTENDED + 1], bans_seen;
 
 void
-run_log(struct run *r, const char *fmt, ...)
+model_log(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
 	int n;
@@ -63,7 +63,7 @@ run_log(struct run *r, const char *fmt, ...)
 }
 
 void
-run_count(const char *action, const char *code)
+model_count(const char *action, const char *code)
 {
 	int i;
 
@@ -81,7 +81,7 @@ run_count(const char *action, const char *code)
 
 /* "t+1d02:03:04": an instant of sequence s relative to where its clock started. */
 const char *
-run_when(const struct run *r, long long t, char *buf, size_t len)
+model_when(const struct run *r, long long t, char *buf, size_t len)
 {
 	long long d = t - r->t0;
 	const char *sign = d < 0 ? "-" : "+";
@@ -94,7 +94,7 @@ run_when(const struct run *r, long long t, char *buf, size_t len)
 }
 
 unsigned long long
-run_next(struct seq *s)
+model_next(struct seq *s)
 {
 	unsigned long long z = (s->rng += 0x9e3779b97f4a7c15ULL);
 
@@ -104,20 +104,20 @@ run_next(struct seq *s)
 }
 
 int
-run_rnd(struct seq *s, int n)
+model_rnd(struct seq *s, int n)
 {
-	return n > 0 ? (int)(run_next(s) % (unsigned long long)n) : 0;
+	return n > 0 ? (int)(model_next(s) % (unsigned long long)n) : 0;
 }
 
 bool
-run_chance(struct seq *s, int pct)
+model_chance(struct seq *s, int pct)
 {
-	return run_rnd(s, 100) < pct;
+	return model_rnd(s, 100) < pct;
 }
 
 /* Seconds on a monotonic clock. */
 double
-run_clock(void)
+model_clock(void)
 {
 	struct timespec t;
 
@@ -138,33 +138,33 @@ sequence_make(struct run *r, struct seq *s, long location)
 	 * sequence ever sees another's players */
 	s->lat = -55.0 + (double)(cell / 220) * 0.5;
 	s->lng = -165.0 + (double)(cell % 220) * 1.5;
-	s->min_reliability = run_chance(s, 50) ? 50 : 80;
-	s->busy = run_chance(s, 15);
-	s->nplayers = 5 + run_rnd(s, MAX_PLAYERS - 4);
+	s->min_reliability = model_chance(s, 50) ? 50 : 80;
+	s->busy = model_chance(s, 15);
+	s->nplayers = 5 + model_rnd(s, MAX_PLAYERS - 4);
 	for (i = 0; i < s->nplayers; i++) {
 		struct player *p = &s->players[i];
-		bool far = run_chance(s, 12);
+		bool far = model_chance(s, 12);
 
-		p->skill = run_chance(s, 80) ? SK_INTERMEDIATE : SK_ADVANCED;
-		p->lat = s->lat + (far ? 0.13 : (run_rnd(s, 2001) - 1000) / 50000.0);
-		p->lng = s->lng + (run_rnd(s, 2001) - 1000) / 50000.0;
-		p->notifications = run_chance(s, 92);
+		p->skill = model_chance(s, 80) ? SK_INTERMEDIATE : SK_ADVANCED;
+		p->lat = s->lat + (far ? 0.13 : (model_rnd(s, 2001) - 1000) / 50000.0);
+		p->lng = s->lng + (model_rnd(s, 2001) - 1000) / 50000.0;
+		p->notifications = model_chance(s, 92);
 		p->score = 100;
 	}
-	s->ncourts = 1 + run_rnd(s, MAX_COURTS);
+	s->ncourts = 1 + model_rnd(s, MAX_COURTS);
 	for (i = 0; i < s->ncourts; i++) {
-		s->courts[i].duration = run_chance(s, 50) ? 60 : 90;
-		s->courts[i].weekday_price = prices[run_rnd(s, 7)];
-		s->courts[i].weekend_price = prices[run_rnd(s, 7)];
+		s->courts[i].duration = model_chance(s, 50) ? 60 : 90;
+		s->courts[i].weekday_price = prices[model_rnd(s, 7)];
+		s->courts[i].weekend_price = prices[model_rnd(s, 7)];
 	}
-	run_log(r, "  %d players (min reliability %d%s), %d courts:", s->nplayers,
+	model_log(r, "  %d players (min reliability %d%s), %d courts:", s->nplayers,
 	    s->min_reliability, s->busy ? ", p0 and p1 busy" : "", s->ncourts);
 	for (i = 0; i < s->ncourts; i++)
-		run_log(r, " [%d min, %ld/%ld cents]", s->courts[i].duration,
+		model_log(r, " [%d min, %ld/%ld cents]", s->courts[i].duration,
 		    s->courts[i].weekday_price, s->courts[i].weekend_price);
-	run_log(r, "\n");
+	model_log(r, "\n");
 	for (i = 0; i < s->nplayers; i++)
-		run_log(r, "  p%d %s%s%s\n", i, skill_names[s->players[i].skill],
+		model_log(r, "  p%d %s%s%s\n", i, skill_names[s->players[i].skill],
 		    s->players[i].lat - s->lat > 0.1 ? ", 14 km away" : "",
 		    s->players[i].notifications ? "" : ", no automatic invitations");
 }
@@ -185,19 +185,19 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 	/* the week after the database's now(), at a time of it the seed picks */
 	day = r->db_now / DAY;
 	monday = day - (day + 3) % 7;
-	r->t0 = s->now = (monday + 7) * DAY + run_rnd(s, 7 * 24 * 60) * MINUTE;
-	run_log(r, "  clock starts at %s\n", pg_time(s->now, at, sizeof at));
+	r->t0 = s->now = (monday + 7) * DAY + model_rnd(s, 7 * 24 * 60) * MINUTE;
+	model_log(r, "  clock starts at %s\n", pg_time(s->now, at, sizeof at));
 	sequence_make(r, s, location);
-	r->secs[T_SETUP] -= run_clock();
+	r->secs[T_SETUP] -= model_clock();
 	if (pg_setup(r->pg, s) != 0) {
 		snprintf(r->err, sizeof r->err, "set-up rows could not be written");
 		return -1;
 	}
-	r->secs[T_SETUP] += run_clock();
-	steps = r->min_steps + run_rnd(s, r->max_steps - r->min_steps + 1);
+	r->secs[T_SETUP] += model_clock();
+	steps = r->min_steps + model_rnd(s, r->max_steps - r->min_steps + 1);
 	for (k = 1; k <= steps; k++) {
 		r->steps++;
-		if (step_random(r, s, k) != 0)
+		if (flow_step(r, s, k) != 0)
 			return -1;
 	}
 	/* past every end and expiry: everything the sequence made ends now */
@@ -209,7 +209,7 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 			last = s->matches[i].expires + MINUTE;
 	}
 	r->steps++;
-	if (step_finish(r, s, k, last) != 0)
+	if (flow_finish(r, s, k, last) != 0)
 		return -1;
 	for (i = 0; i < s->nmatches; i++)
 		for (k = 0; k < s->matches[i].nchain; k++)
@@ -311,7 +311,8 @@ main(int argc, char **argv)
 			printf("# sequence %ld, seed %llu\n", i, seed + (unsigned long long)i);
 		if (sequence_run(&r, seed + (unsigned long long)i, base + i) != 0) {
 			printf("# sequence %ld failed: %s\n# replay: lifecycle-model --seed %llu "
-			    "--sequences 1 --steps %d-%d --two-sweepers %d --verbose\n# step log:\n%s",
+			    "--sequences 1 --steps %d-%d --two-sweepers %d --verbose\n"
+			    "# step log:\n%s",
 			    i, r.err, seed + (unsigned long long)i, r.min_steps, r.max_steps,
 			    r.two_sweepers, r.log);
 			printf("not ok - lifecycle model: sequence %ld of seed %llu disagrees "

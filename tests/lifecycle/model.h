@@ -2,13 +2,17 @@
  * lifecycle of sql/0010_lifecycle.sql, and the database side that the model is checked
  * against after every step.
  *
- *   model.c  the driver: arguments, sequences, the step log, the summary;
- *   flow.c   the steps: what comes next, the call and the state read after it, compared;
- *            clock moves, sweeper runs;
- *   steps.c  the lifecycle calls a step makes, with their subjects;
- *   rules.c  the reference model: what each call must answer and the state it must leave;
- *   pg.c     the database: set-up rows, the lifecycle calls with the test clock, sweepers;
- *   check.c  the state read back, the invariants, the comparison with the model.
+ *   model.c   the driver: arguments, sequences, the step log, the summary;
+ *   flow.c    the steps: what comes next, the call and the state read after it, compared;
+ *             clock moves, instants the rules turn on, sweeper runs;
+ *   act.c     the lifecycle calls a step makes, with their subjects;
+ *   rules.c   the reference model: what each call must answer, checked in the service's
+ *             order, and which effects it has;
+ *   effects.c the model's effects: status by the allowed transitions, ledger, invitations,
+ *             scores and bans, notifications;
+ *   pg.c      the database: connections, statements in one round trip, set-up rows, the
+ *             outcome of a call, sweepers on one or two connections;
+ *   check.c   the state read back, the invariants, the comparison with the model.
  *
  * Times are whole seconds since the epoch, UTC (the test venues are in UTC, so a slot's
  * local date and time are its instant's); money is in cents. */
@@ -98,7 +102,8 @@ struct match {
 	int	status, reason;
 	struct join joins[MAX_JOINS];
 	int	njoins;
-	int	inv[MAX_PLAYERS], inv_kind[MAX_PLAYERS];	/* per player: enum inv, enum inv_kind */
+	int	inv[MAX_PLAYERS];	/* per player: enum inv */
+	int	inv_kind[MAX_PLAYERS];	/* per player: enum inv_kind */
 	char	inv_id[MAX_PLAYERS][ID_LEN];		/* learnt from the database */
 	struct change chain[MAX_CHAIN];
 	int	nchain;
@@ -189,12 +194,10 @@ const char *rule_absence(struct seq *s, int m, int p);
 const char *rule_checkin(struct seq *s, int m, int p, bool near, bool accurate);
 const char *rule_cancel(struct seq *s, int m, int p);
 void rule_sweep(struct seq *s, struct sweep_counts *c);
-long rule_price(const struct seq *s, int court, long long starts);
 
 /* ---- effects.c: what the transitions do, for rules.c ---- */
 bool effect_move(struct match *m, int event);
 struct join *effect_active_join(struct match *m, int p);
-bool effect_ever_in(const struct match *m, int p);
 int effect_team_count(const struct match *m, int team);
 void effect_notify(struct seq *s, int recipient, int type, int m, long refund);
 void effect_notify_players(struct seq *s, int m, int type, int except);
@@ -259,12 +262,13 @@ void check_query(const struct seq *s, bool digest, struct state_query *q);
 int check_result(PGresult *res, struct seq *s, struct lines *got, struct lines *want,
     char *digest, size_t digest_len, char *err, size_t errlen);
 
-/* ---- model.c and steps.c: the run ---- */
+/* ---- model.c: the run, its log and its random draws ---- */
 struct run {
 	struct pg	*pg;
 	struct seq	*seq;
 	struct lines	*got, *want;
-	long long	 db_now, t0;	/* the database's now() at the start; the sequence's start */
+	long long	 db_now;	/* the database's now() when the run started */
+	long long	 t0;		/* where the sequence's clock started */
 	int		 min_steps, max_steps, two_sweepers;
 	bool		 verbose;
 	long		 steps, sweeps, two_sweeper_runs;
@@ -274,29 +278,32 @@ struct run {
 	size_t		 loglen;
 };
 
-void run_log(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void run_count(const char *action, const char *code);
-const char *run_when(const struct run *r, long long t, char *buf, size_t len);
-unsigned long long run_next(struct seq *s);
-int run_rnd(struct seq *s, int n);
-bool run_chance(struct seq *s, int pct);
-double run_clock(void);
+void model_log(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void model_count(const char *action, const char *code);
+const char *model_when(const struct run *r, long long t, char *buf, size_t len);
+unsigned long long model_next(struct seq *s);
+int model_rnd(struct seq *s, int n);
+bool model_chance(struct seq *s, int pct);
+double model_clock(void);
 enum { T_SETUP, T_STEPS, T_SWEEPS };
 
+/* ---- flow.c: the steps ---- */
 enum action { A_HOLD, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE, A_CHECKIN,
 	A_CANCEL, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
 extern const char *const action_names[];
 
 /* Step k of a sequence: a random action, its answer and the state after it checked; 0, or
- * -1 with the reason in r->err. step_finish moves the clock to last and sweeps. */
-int step_random(struct run *r, struct seq *s, int k);
-int step_finish(struct run *r, struct seq *s, int k, long long last);
+ * -1 with the reason in r->err. flow_finish moves the clock to last and sweeps. flow_call
+ * makes the calls st (the first answering want, the others following up) and checks the
+ * state; flow_state only checks it; flow_sweep runs the sweeper. */
+int flow_step(struct run *r, struct seq *s, int k);
+int flow_finish(struct run *r, struct seq *s, int k, long long last);
 int flow_call(struct run *r, struct seq *s, int action, const char *want, const struct stmt *st,
     int n);
 int flow_state(struct run *r, struct seq *s);
 int flow_sweep(struct run *r, struct seq *s, int sweepers, int limit);
 
-/* The actions of steps.c: 0, or -1 with the reason in r->err. */
+/* ---- act.c: the actions; 0, or -1 with the reason in r->err ---- */
 int act_hold(struct run *r, struct seq *s);
 int act_pay(struct run *r, struct seq *s, int m);
 int act_answer(struct run *r, struct seq *s, bool accept);

@@ -225,7 +225,8 @@ array_text(char *buf, size_t len, int n, const char *const *items)
 
 	used += (size_t)snprintf(buf + used, len - used, "{");
 	for (i = 0; i < n && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%s", i > 0 ? "," : "", items[i]);
+		used += (size_t)snprintf(buf + used, len - used, "%s%s", i > 0 ? "," : "",
+		    items[i]);
 	if (used < len)
 		snprintf(buf + used, len - used, "}");
 }
@@ -413,9 +414,8 @@ pg_sweep(struct pg *g, int n, int limit, long long now, struct sweep_counts *c, 
 			if (w[i].done || failed)
 				continue;
 			name = statement(w[i].c, sweep_sql[w[i].rule], buf, sizeof buf);
-			if (!(name != NULL ? PQsendQueryPrepared(w[i].c, name, 2, params, NULL, NULL, 0) :
-			    PQsendQueryParams(w[i].c, sweep_sql[w[i].rule], 2, NULL, params, NULL, NULL,
-			    0))) {
+			if (name == NULL ||
+			    !PQsendQueryPrepared(w[i].c, name, 2, params, NULL, NULL, 0)) {
 				snprintf(err, errlen, "cannot send a sweeper batch: %s",
 				    PQerrorMessage(w[i].c));
 				w[i].done = failed = true;
