@@ -247,31 +247,29 @@ AS $$
 $$;
 COMMENT ON FUNCTION match_pending_invitations(uuid[]) IS 'Ids of the PENDING invitations of some matches.';
 
--- A score after one more event: moved by the event's delta and clamped to 0..100.
-CREATE FUNCTION reliability_step(p_score integer, p_delta integer) RETURNS integer
+-- A score moved by one more event, from p_start when there is no score yet: plus the
+-- event's delta, clamped to 0..100.
+CREATE FUNCTION reliability_step(p_score integer, p_start integer, p_delta integer)
+    RETURNS integer
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN least(100, greatest(0, p_score + p_delta));
-COMMENT ON FUNCTION reliability_step(integer, integer) IS
-    'A reliability score after one more event: plus its delta, clamped to 0..100.';
+    RETURN least(100, greatest(0, COALESCE(p_score, p_start) + p_delta));
+COMMENT ON FUNCTION reliability_step(integer, integer, integer) IS
+    'A reliability score moved by one more event delta (from the start given), clamped to 0..100.';
 
--- A score from 100 (a new player's) through the deltas given, in their order.
-CREATE AGGREGATE reliability_fold(integer) (
-    SFUNC = reliability_step, STYPE = integer, INITCOND = '100');
-COMMENT ON AGGREGATE reliability_fold(integer) IS
-    'The reliability score a history of event deltas leads to, taken in order from 100.';
+-- A score moved from a start by events one after another, in the order given.
+CREATE AGGREGATE reliability_fold(integer, integer) (SFUNC = reliability_step, STYPE = integer);
+COMMENT ON AGGREGATE reliability_fold(integer, integer) IS
+    'reliability_fold(start, delta ORDER BY ...): the score after the deltas one by one, each clamped.';
 
 -- Records reliability events (each (player, match, kind) once) and applies them: each
--- score concerned is worked out again from all of its player's events, each moving it by
--- its delta and clamped to 0..100, in the order they happened (when recorded, or at the end
--- of their match when recorded after it, as attendance is), then by match and kind. So a
--- score is the same however the sweeper batched the matches, whether two sweepers shared
--- them and however late it ran; a running score moved by a batch's sum was not (from 100,
--- +5 and -25 gave 80 in one batch and 75 in two). No-shows counted, a ban when the no-shows
--- within the policy window reach the limit, each no-show notified with the new score.
--- Players without a profile get one. Player rows are locked in id order, so concurrent
--- callers wait for each other instead of deadlocking; the second statement runs on a
--- snapshot taken after those locks, so a concurrent event is never missed. Returns the
--- no-shows recorded.
+-- player's score moves by each new event in turn, clamped to 0..100 each time, in the order
+-- the matches ended (then by match and kind). A batch's sum clamped once made a score depend
+-- on how the sweeper batched matches (from 100, +5 and -25 gave 80 in one batch, 75 in two).
+-- No-shows counted, a ban when the no-shows within the policy window reach the limit, each
+-- no-show notified with the new score. Players without a profile get one. Player rows are
+-- locked in id order, so concurrent callers wait for each other instead of deadlocking; the
+-- second statement runs on a snapshot taken after those locks, so a concurrent no-show is
+-- never missed. Returns the no-shows recorded.
 CREATE FUNCTION reliability_apply(p_players uuid[], p_matches uuid[], p_kinds text[],
                                   p_now timestamptz)
     RETURNS integer
@@ -301,18 +299,19 @@ BEGIN
         RETURN 0;
     END IF;
     WITH event AS (
-        SELECT e.player_id, e.match_request_id, e.kind
-          FROM unnest(v_players, v_matches, v_kinds) AS e(player_id, match_request_id, kind)),
+        SELECT e.player_id, e.match_request_id, e.kind, r.delta, m.ends_at
+          FROM unnest(v_players, v_matches, v_kinds) AS e(player_id, match_request_id, kind)
+          JOIN reliability_rules r ON r.kind = e.kind
+          JOIN match_requests m ON m.id = e.match_request_id),
     total AS (
         SELECT player_id, count(*) FILTER (WHERE kind = 'NO_SHOW') AS no_shows
           FROM event GROUP BY player_id),
     score AS (
         UPDATE players p
            SET reliability_score = (
-                   SELECT reliability_fold(r.delta ORDER BY least(r.created_at, m.ends_at),
-                                           r.match_request_id, r.kind)
-                     FROM reliability_events r JOIN match_requests m ON m.id = r.match_request_id
-                    WHERE r.player_id = p.user_id),
+                   SELECT reliability_fold(p.reliability_score, e.delta
+                                           ORDER BY e.ends_at, e.match_request_id, e.kind)
+                     FROM event e WHERE e.player_id = p.user_id),
                no_show_count = p.no_show_count + t.no_shows,
                banned_until = CASE
                    WHEN t.no_shows > 0 AND (SELECT count(*) FROM reliability_events r
@@ -518,14 +517,18 @@ AS $$
 $$;
 COMMENT ON FUNCTION sweep_unfilled(integer, timestamptz) IS 'Sweeper rule 2: a batch of matches not filled by their start.';
 
+-- Completions take turns, each batch the matches that ended first (ties by id), so that
+-- scores move by attendance in the order matches ended, however the work is batched or
+-- shared: a second sweeper waits here for the first's batch, then takes the next ones.
 CREATE FUNCTION sweep_completed(p_limit integer, p_now timestamptz DEFAULT now(),
                                 OUT completed integer, OUT no_shows integer)
     LANGUAGE sql
 AS $$
+    SELECT pg_advisory_xact_lock(hashtext('sweep_completed'));
     SELECT * FROM match_complete(ARRAY(
         SELECT id FROM match_requests
          WHERE status IN ('MATCHED', 'CONFIRMED') AND ends_at <= p_now
-         ORDER BY ends_at LIMIT p_limit
+         ORDER BY ends_at, id LIMIT p_limit
            FOR UPDATE SKIP LOCKED), p_now);
 $$;
 COMMENT ON FUNCTION sweep_completed(integer, timestamptz) IS 'Sweeper rule 3: a batch of finished matches.';

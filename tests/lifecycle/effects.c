@@ -4,7 +4,6 @@
  * rules.c decides when they happen. */
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
@@ -40,7 +39,8 @@ effect_move(struct match *m, int event)
 		if (transitions[i].from != m->status || transitions[i].event != event)
 			continue;
 		if (m->nchain < MAX_CHAIN)
-			m->chain[m->nchain++] = (struct change){ m->status, event, transitions[i].to };
+			m->chain[m->nchain++] =
+			    (struct change){ m->status, event, transitions[i].to };
 		m->status = transitions[i].to;
 		m->reason = transitions[i].reason;
 		return true;
@@ -59,8 +59,8 @@ effect_active_join(struct match *m, int p)
 	return NULL;
 }
 
-bool
-effect_ever_in(const struct match *m, int p)
+static bool
+ever_in(const struct match *m, int p)
 {
 	int i;
 
@@ -139,11 +139,12 @@ effect_invite(struct seq *s, int m, int kind)
 	int q;
 
 	for (q = 0; q < s->nplayers; q++) {
-		if (!eligible(s, mm, &s->players[q]) || effect_ever_in(mm, q) || mm->inv[q] != INV_NONE)
+		if (!eligible(s, mm, &s->players[q]) || ever_in(mm, q) || mm->inv[q] != INV_NONE)
 			continue;
 		mm->inv[q] = INV_PENDING;
 		mm->inv_kind[q] = kind;
-		effect_notify(s, q, kind == IK_SUBSTITUTE ? N_SUBSTITUTE_INVITATION : N_MATCH_INVITATION,
+		effect_notify(s, q,
+		    kind == IK_SUBSTITUTE ? N_SUBSTITUTE_INVITATION : N_MATCH_INVITATION,
 		    m, -1);
 	}
 }
@@ -172,51 +173,9 @@ effect_refund(struct join *j)
 	return j->paid;
 }
 
-/* When event e counts: when it was recorded, or at the end of its match if recorded after
- * it (the sweeper records attendance after the end, whenever it runs). */
-static long long
-counts_at(const struct seq *s, const struct rel *e)
-{
-	return e->at < s->matches[e->match].ends ? e->at : s->matches[e->match].ends;
-}
-
-static int
-by_time(const void *a, const void *b, void *ctx)
-{
-	const struct seq *s = ctx;
-	const struct rel *x = a, *y = b;
-	long long tx = counts_at(s, x), ty = counts_at(s, y);
-	int c;
-
-	if (tx != ty)
-		return tx < ty ? -1 : 1;
-	if ((c = strcmp(s->matches[x->match].id, s->matches[y->match].id)) != 0)
-		return c;
-	return strcmp(rel_names[x->kind], rel_names[y->kind]);
-}
-
-/* Player p's score: from 100, each of their events in the order they count, each moving it
- * by its delta and clamped to 0..100. */
-static int
-score_of(const struct seq *s, int p)
-{
-	struct rel mine[MAX_RELS];
-	int n = 0, i, score = 100;
-
-	for (i = 0; i < s->nrels; i++)
-		if (s->rels[i].player == p)
-			mine[n++] = s->rels[i];
-	qsort_r(mine, (size_t)n, sizeof mine[0], by_time, (void *)s);
-	for (i = 0; i < n; i++) {
-		score += rel_delta[mine[i].kind];
-		score = score < 0 ? 0 : score > 100 ? 100 : score;
-	}
-	return score;
-}
-
-/* Records reliability events once per (player, match, kind): scores worked out again, no-shows
- * counted, a ban when the no-shows within the window reach the limit, each no-show told.
- * Returns the no-shows recorded. */
+/* Records reliability events once per (player, match, kind), each moving its player's score
+ * in turn, clamped to 0..100; no-shows counted, a ban when the no-shows within the window
+ * reach the limit, each no-show told. Returns the no-shows recorded. */
 long
 effect_reliability(struct seq *s, const int *players, int m, const int *kinds, int n)
 {
@@ -233,15 +192,16 @@ effect_reliability(struct seq *s, const int *players, int m, const int *kinds, i
 		if (k < s->nrels || s->nrels == MAX_RELS)
 			continue;
 		s->rels[s->nrels++] = (struct rel){ players[i], m, kinds[i], s->now };
-		p->score = score_of(s, players[i]);
+		p->score += rel_delta[kinds[i]];
+		p->score = p->score < 0 ? 0 : p->score > 100 ? 100 : p->score;
 		if (kinds[i] != REL_NO_SHOW)
 			continue;
 		p->no_shows++;
 		no_shows++;
 		effect_notify(s, players[i], N_NO_SHOW, m, -1);
 		for (recent = 0, k = 0; k < s->nrels; k++)
-			recent += s->rels[k].player == players[i] && s->rels[k].kind == REL_NO_SHOW &&
-			    s->rels[k].at > s->now - BAN_WINDOW;
+			recent += s->rels[k].player == players[i] &&
+			    s->rels[k].kind == REL_NO_SHOW && s->rels[k].at > s->now - BAN_WINDOW;
 		if (recent >= BAN_NO_SHOWS && p->banned_until < s->now + BAN_LENGTH)
 			p->banned_until = s->now + BAN_LENGTH;
 	}
@@ -270,8 +230,9 @@ effect_end(struct seq *s, int m, int event)
 			back = effect_refund(j);
 		if (j->pay == PAY_PENDING)
 			j->pay = PAY_CANCELLED;
-		effect_notify(s, j->player, event == EV_EXPIRE_HOLD ? N_PAYMENT_EXPIRED : N_MATCH_CANCELLED,
-		    m, event == EV_CANCEL && back > 0 ? back : -1);
+		effect_notify(s, j->player,
+		    event == EV_EXPIRE_HOLD ? N_PAYMENT_EXPIRED : N_MATCH_CANCELLED, m,
+		    event == EV_CANCEL && back > 0 ? back : -1);
 	}
 	expired = effect_expire_invitations(mm);
 	return expired;

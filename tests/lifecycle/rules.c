@@ -17,8 +17,9 @@ rule_expire_hold(struct seq *s, int m)
 		(void)effect_end(s, m, EV_EXPIRE_HOLD);
 }
 
-long
-rule_price(const struct seq *s, int court, long long starts)
+/* The court's price on the day of starts: its weekend rule on Saturday and Sunday. */
+static long
+price_on(const struct seq *s, int court, long long starts)
 {
 	long long day = starts / DAY;
 	int isodow = (int)((day + 3) % 7) + 1;	/* 1970-01-01 was a Thursday */
@@ -60,7 +61,7 @@ rule_hold(struct seq *s, const struct hold *h)
 	m->team_size = h->format == F_ONE_VS_ONE ? 1 : 2;
 	m->skill = h->skill;
 	m->organizer = h->organizer;
-	m->price = rule_price(s, h->court, h->starts);
+	m->price = price_on(s, h->court, h->starts);
 	m->ppp = m->price / (2 * m->team_size);
 	m->starts = h->starts;
 	m->ends = ends;
@@ -265,10 +266,21 @@ rule_cancel(struct seq *s, int m, int p)
 	return NULL;
 }
 
+static int
+by_end(const void *a, const void *b, void *ctx)
+{
+	const struct match *x = &((const struct seq *)ctx)->matches[*(const int *)a];
+	const struct match *y = &((const struct seq *)ctx)->matches[*(const int *)b];
+
+	if (x->ends != y->ends)
+		return x->ends < y->ends ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
 void
 rule_sweep(struct seq *s, struct sweep_counts *c)
 {
-	int i, q;
+	int order[MAX_MATCHES], n = 0, i, q;
 
 	memset(c, 0, sizeof *c);
 	for (i = 0; i < s->nmatches; i++)
@@ -281,13 +293,16 @@ rule_sweep(struct seq *s, struct sweep_counts *c)
 			c->invitations_expired += effect_end(s, i, EV_CANCEL_UNFILLED);
 			c->unfilled++;
 		}
-	/* in any order: a score counts events in the order they happened (effects.c) */
+	/* in the order the matches ended, then by id: scores move by attendance in that order */
 	for (i = 0; i < s->nmatches; i++)
 		if ((s->matches[i].status == ST_MATCHED || s->matches[i].status == ST_CONFIRMED) &&
-		    s->matches[i].ends <= s->now) {
-			c->no_shows += effect_complete(s, i);
-			c->completed++;
-		}
+		    s->matches[i].ends <= s->now)
+			order[n++] = i;
+	qsort_r(order, (size_t)n, sizeof order[0], by_end, s);
+	for (i = 0; i < n; i++) {
+		c->no_shows += effect_complete(s, order[i]);
+		c->completed++;
+	}
 	for (i = 0; i < s->nmatches; i++) {
 		struct match *m = &s->matches[i];
 
