@@ -5,8 +5,8 @@
 #
 # The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
 # make test runs the suite in several modes side by side on a small shared machine, so the
-# full run is made once, in cgi mode, split over three processes on three databases (the
-# suite's and two empty ones made for it: sequences of one database never see another's
+# full run is made once, in cgi mode, split over four processes on four databases (the
+# suite's and three empty ones made for it: sequences of one database never see another's
 # sweepers), which keeps the machine busy while each process waits for its answers; the other
 # modes make a short pass that still proves the program against their database.
 # MODEL_SEED=N replays a run; a failure prints the seed of its failing sequence and the
@@ -48,10 +48,16 @@ agrees() {
 	[[ "$1" == *$'\n'"ok - lifecycle model: $2 sequences, "* ]]
 }
 
+# report OUTPUT: the seed and summary lines of a run, shown in the suite's output even when
+# the test passes.
+report() {
+	grep -E '^(# lifecycle-model: seed|ok - lifecycle model:)' <<<"$1" | sed 's/^\(ok\)/# \1/' >&3
+}
+
 # model_split TOTAL PROCS: the seed's sequences 0..TOTAL-1 in PROCS processes at once, the
 # first on the suite's database, each other on an empty one made meanwhile; all must agree.
 model_split() {
-	local total=$1 procs=$2 k n first pids=() counts=()
+	local total=$1 procs=$2 k n first pids=() counts=() started=$SECONDS
 	[[ "$DATABASE_URL" == *dbname=courts* ]]
 	for ((k = 0; k < procs; k++)); do
 		first=$((total * k / procs))
@@ -76,6 +82,8 @@ model_split() {
 	done
 	output=$(cat "$BATS_TEST_TMPDIR"/model-*.out)
 	echo "$output"
+	report "$output"
+	echo "# $total sequences in $procs processes: $((SECONDS - started)) s" >&3
 	[ "$status" -eq 0 ]
 	for ((k = 0; k < procs; k++)); do
 		agrees "$(cat "$BATS_TEST_TMPDIR/model-$k.out")" "${counts[k]}"
@@ -84,10 +92,11 @@ model_split() {
 
 @test "thousands of random sequences, one or two sweepers at a time, agree with the model" {
 	if [ "$COURTS_MODE" = cgi ]; then
-		model_split 2000 3
+		model_split 2000 4
 	else
 		run "$COURTS_BUILD/tools/lifecycle-model" --sequences 200 --seed "$SEED"
 		echo "$output"
+		report "$output"
 		[ "$status" -eq 0 ]
 		agrees "$output" 200
 	fi

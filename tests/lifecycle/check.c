@@ -101,23 +101,44 @@ model_lines(const struct seq *s, struct lines *out)
 		    rel_names[s->rels[i].kind]);
 }
 
+/* The rows of the sequence, each read once: its matches, every join of its players (an
+ * unknown match among them shows), payments and refunds of its matches, the notifications
+ * of its players, the status changes of its matches. */
+#define SEQUENCE_ROWS \
+    "WITH m AS (SELECT * FROM match_requests WHERE id = ANY ($1::uuid[])), " \
+    "mp AS (SELECT * FROM match_players WHERE player_id = ANY ($2::uuid[])), " \
+    "pay AS (SELECT * FROM payments WHERE match_request_id = ANY ($1::uuid[])), " \
+    "jp AS (SELECT mp.*, p.id AS pay_id, p.status AS pay_status, p.amount AS paid, " \
+    "              r.amount AS refunded " \
+    "         FROM mp " \
+    "         LEFT JOIN pay p ON p.entry_id = mp.id AND p.kind = 'PAYMENT' " \
+    "         LEFT JOIN pay r ON r.refund_of = p.id AND r.kind = 'REFUND'), " \
+    "n AS (SELECT * FROM notifications WHERE recipient_id = ANY ($2::uuid[])), " \
+    "c AS (SELECT * FROM match_status_changes WHERE match_request_id = ANY ($1::uuid[])) "
+
+/* A digest of every row of the sequence a sweeper may change, and the last status change
+ * anywhere: a second sweeper run must change none of it. */
+#define DIGEST \
+    "SELECT 'D', NULL, NULL, md5(string_agg(x.r, E'\\n' ORDER BY x.r)) || ' ' || " \
+    "       COALESCE((SELECT max(id) FROM match_status_changes), 0), NULL " \
+    "  FROM (SELECT m::text AS r FROM m " \
+    "        UNION ALL SELECT mp::text FROM mp " \
+    "        UNION ALL SELECT i::text FROM invitations i " \
+    "                   WHERE i.match_request_id = ANY ($1::uuid[]) " \
+    "        UNION ALL SELECT pay::text FROM pay " \
+    "        UNION ALL SELECT c::text FROM c " \
+    "        UNION ALL SELECT n::text FROM n " \
+    "        UNION ALL SELECT e::text FROM reliability_events e " \
+    "                   WHERE e.player_id = ANY ($2::uuid[]) " \
+    "        UNION ALL SELECT pl::text FROM players pl " \
+    "                   WHERE pl.user_id = ANY ($2::uuid[])) x "
+
+static const char digest_sql[] = SEQUENCE_ROWS DIGEST;
+
 /* Columns: tag, match id, player id, the rest of the canonical line, and an id the model
  * learns (a match's token, an invitation's id). Tag X is a broken invariant. */
-static const char state_sql[] =
-    /* the rows of the sequence, each read once: its matches, every join of its players
-     * (an unknown match among them shows), payments and refunds of its matches, the
-     * notifications of its players, the status changes of its matches */
-    "WITH m AS (SELECT * FROM match_requests WHERE id = ANY ($1::uuid[])), "
-    "mp AS (SELECT * FROM match_players WHERE player_id = ANY ($2::uuid[])), "
-    "pay AS (SELECT * FROM payments WHERE match_request_id = ANY ($1::uuid[])), "
-    "jp AS (SELECT mp.*, p.id AS pay_id, p.status AS pay_status, p.amount AS paid, "
-    "              r.amount AS refunded "
-    "         FROM mp "
-    "         LEFT JOIN pay p ON p.entry_id = mp.id AND p.kind = 'PAYMENT' "
-    "         LEFT JOIN pay r ON r.refund_of = p.id AND r.kind = 'REFUND'), "
-    "n AS (SELECT * FROM notifications WHERE recipient_id = ANY ($2::uuid[])), "
-    "c AS (SELECT * FROM match_status_changes WHERE match_request_id = ANY ($1::uuid[])) "
-    /* the state, in the lines of rule_lines() */
+static const char state_sql[] = SEQUENCE_ROWS
+    /* the state, in the lines of model_lines() */
     "SELECT 'M', m.id::text, NULL, concat_ws(' ', m.status, COALESCE(m.cancel_reason, '-'), "
     "       m.team_a_count, m.team_b_count), m.invitation_token::text "
     "  FROM m "
@@ -261,22 +282,8 @@ static const char state_sql[] =
     "SELECT 'X', n.payload->>'matchRequestId', n.recipient_id::text, n.type || ' ' || "
     "       n.payload::text || ' notified ' || count(*) || ' times at once', NULL "
     "  FROM n GROUP BY n.recipient_id, n.type, n.payload, n.created_at HAVING count(*) > 1 "
-    /* when asked ($5), a digest of every row of the sequence a sweeper may change, and the
-     * last status change anywhere: a second sweeper run must change none of it */
-    "UNION ALL "
-    "SELECT 'D', NULL, NULL, md5(string_agg(x.r, E'\\n' ORDER BY x.r)) || ' ' || "
-    "       COALESCE((SELECT max(id) FROM match_status_changes), 0), NULL "
-    "  FROM (SELECT m::text AS r FROM m "
-    "        UNION ALL SELECT mp::text FROM mp "
-    "        UNION ALL SELECT i::text FROM invitations i "
-    "                   WHERE i.match_request_id = ANY ($1::uuid[]) "
-    "        UNION ALL SELECT pay::text FROM pay "
-    "        UNION ALL SELECT c::text FROM c "
-    "        UNION ALL SELECT n::text FROM n "
-    "        UNION ALL SELECT e::text FROM reliability_events e "
-    "                   WHERE e.player_id = ANY ($2::uuid[]) "
-    "        UNION ALL SELECT pl::text FROM players pl "
-    "                   WHERE pl.user_id = ANY ($2::uuid[])) x "
+    /* and when asked ($5), the digest */
+    "UNION ALL " DIGEST
     " WHERE $5::boolean";
 
 static void
@@ -410,5 +417,25 @@ check_result(PGresult *res, struct seq *s, struct lines *got, struct lines *want
 		diff(got, want, err, errlen);
 		rc = -1;
 	}
+	return rc;
+}
+
+void
+check_digest_query(const struct seq *s, struct state_query *q)
+{
+	check_query(s, false, q);
+	q->st = (struct stmt){ digest_sql, 2, q->params };
+}
+
+int
+check_digest(PGresult *res, char *digest, size_t len)
+{
+	int rc = -1;
+
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1) {
+		snprintf(digest, len, "%s", PQgetvalue(res, 0, 3));
+		rc = 0;
+	}
+	PQclear(res);
 	return rc;
 }

@@ -262,6 +262,10 @@ void check_query(const struct seq *s, bool digest, struct state_query *q);
 int check_result(PGresult *res, struct seq *s, struct lines *got, struct lines *want,
     char *digest, size_t digest_len, char *err, size_t errlen);
 
+/* The digest alone (check_digest_query), and its answer res (consumed): 0, or -1. */
+void check_digest_query(const struct seq *s, struct state_query *q);
+int check_digest(PGresult *res, char *digest, size_t len);
+
 /* ---- model.c: the run, its log and its random draws ---- */
 struct run {
 	struct pg	*pg;
