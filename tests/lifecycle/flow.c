@@ -1,6 +1,7 @@
 /* flow.c: the steps of a sequence: which action comes next, the call and the state read
- * after it in one round trip, compared with the model; clock moves; sweeper runs, each
- * followed by a second run that must change nothing. */
+ * after it in one round trip, compared with the model; clock moves; steps at the instants
+ * the rules turn on; sweeper runs, and after one that changed something a second run that
+ * must change nothing. */
 #include <stdio.h>
 #include <string.h>
 

@@ -11,9 +11,9 @@
  * at once (PCT of the runs, default 40). Each sequence has its own players, at a place of its
  * own on the map so that no other sequence's players are ever eligible, and its own courts.
  * After every step the answer is compared with the model's (rules.c), the state read back
- * with the model's and the invariants checked (check.c); after every sweeper run a second
- * run must change nothing. A sequence ends with the clock past everything and a sweep, so
- * it leaves nothing live for the next one.
+ * with the model's and the invariants checked (check.c); after a sweeper run that changed
+ * something, a second run must change nothing. A sequence ends with the clock past
+ * everything and a sweep, so it leaves nothing live for the next one.
  *
  * Sequence i runs on seed N + i and replays alone with --seed N+i --sequences 1: its clock
  * starts at a time of the week the seed picks, in the week after the database's now(), so
