@@ -58,6 +58,8 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 CRON_BIN   := $(if $(wildcard cron/sweep.c),$(BUILD)/cron/sweep)
 TOOLS_BIN  := $(BUILD)/tools/mint-token
 APACHE_MOD := $(BUILD)/apache/mod_courts_body.so
+MODEL_SRC  := $(wildcard tests/lifecycle/*.c)
+MODEL_BIN  := $(if $(MODEL_SRC),$(BUILD)/tools/lifecycle-model)
 LIB        := $(BUILD)/libcommon.a
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
@@ -69,7 +71,7 @@ DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postg
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(UNIT_BIN) $(APACHE_MOD)
+build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD)
 
 # Installs the Debian packages that are missing (needs root or sudo); a no-op when all are there.
 install:
@@ -120,6 +122,11 @@ $(APACHE_MOD): apache/mod_courts_body.c
 $(BUILD)/tools/mint-token: scripts/mint-token.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ljwt
+
+# the randomized lifecycle test (tests/48-lifecycle-model.bats): libpq only, no common/
+$(MODEL_BIN): $(MODEL_SRC) tests/lifecycle/model.h $(LEAN_OBJ) $(LINK_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MODEL_SRC) $(LDLIBS)
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)

@@ -247,12 +247,29 @@ AS $$
 $$;
 COMMENT ON FUNCTION match_pending_invitations(uuid[]) IS 'Ids of the PENDING invitations of some matches.';
 
--- Records reliability events (each (player, match, kind) once) and applies them: scores
--- moved by the rule's delta and clamped to 0..100, no-shows counted, a ban when the no-shows
--- within the policy window reach the limit, each no-show notified with the new score. Players
--- without a profile get one. Player rows are locked in id order, so concurrent callers wait
--- for each other instead of deadlocking; the second statement runs on a snapshot taken after
--- those locks, so a concurrent no-show is never missed. Returns the no-shows recorded.
+-- A score moved by one more event, from p_start when there is no score yet: plus the
+-- event's delta, clamped to 0..100.
+CREATE FUNCTION reliability_step(p_score integer, p_start integer, p_delta integer)
+    RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN least(100, greatest(0, COALESCE(p_score, p_start) + p_delta));
+COMMENT ON FUNCTION reliability_step(integer, integer, integer) IS
+    'A reliability score moved by one more event delta (from the start given), clamped to 0..100.';
+
+-- A score moved from a start by events one after another, in the order given.
+CREATE AGGREGATE reliability_fold(integer, integer) (SFUNC = reliability_step, STYPE = integer);
+COMMENT ON AGGREGATE reliability_fold(integer, integer) IS
+    'reliability_fold(start, delta ORDER BY ...): the score after the deltas one by one, each clamped.';
+
+-- Records reliability events (each (player, match, kind) once) and applies them: each
+-- player's score moves by each new event in turn, clamped to 0..100 each time, in the order
+-- the matches ended (then by match and kind). A batch's sum clamped once made a score depend
+-- on how the sweeper batched matches (from 100, +5 and -25 gave 80 in one batch, 75 in two).
+-- No-shows counted, a ban when the no-shows within the policy window reach the limit, each
+-- no-show notified with the new score. Players without a profile get one. Player rows are
+-- locked in id order, so concurrent callers wait for each other instead of deadlocking; the
+-- second statement runs on a snapshot taken after those locks, so a concurrent no-show is
+-- never missed. Returns the no-shows recorded.
 CREATE FUNCTION reliability_apply(p_players uuid[], p_matches uuid[], p_kinds text[],
                                   p_now timestamptz)
     RETURNS integer
@@ -282,16 +299,19 @@ BEGIN
         RETURN 0;
     END IF;
     WITH event AS (
-        SELECT e.player_id, e.match_request_id, e.kind, r.delta
+        SELECT e.player_id, e.match_request_id, e.kind, r.delta, m.ends_at
           FROM unnest(v_players, v_matches, v_kinds) AS e(player_id, match_request_id, kind)
-          JOIN reliability_rules r ON r.kind = e.kind),
+          JOIN reliability_rules r ON r.kind = e.kind
+          JOIN match_requests m ON m.id = e.match_request_id),
     total AS (
-        SELECT player_id, sum(delta) AS delta,
-               count(*) FILTER (WHERE kind = 'NO_SHOW') AS no_shows
+        SELECT player_id, count(*) FILTER (WHERE kind = 'NO_SHOW') AS no_shows
           FROM event GROUP BY player_id),
     score AS (
         UPDATE players p
-           SET reliability_score = least(100, greatest(0, p.reliability_score + t.delta)),
+           SET reliability_score = (
+                   SELECT reliability_fold(p.reliability_score, e.delta
+                                           ORDER BY e.ends_at, e.match_request_id, e.kind)
+                     FROM event e WHERE e.player_id = p.user_id),
                no_show_count = p.no_show_count + t.no_shows,
                banned_until = CASE
                    WHEN t.no_shows > 0 AND (SELECT count(*) FROM reliability_events r
@@ -502,14 +522,18 @@ AS $$
 $$;
 COMMENT ON FUNCTION sweep_unfilled(integer, timestamptz) IS 'Sweeper rule 2: a batch of matches not filled by their start.';
 
+-- Completions take turns, each batch the matches that ended first (ties by id), so that
+-- scores move by attendance in the order matches ended, however the work is batched or
+-- shared: a second sweeper waits here for the first's batch, then takes the next ones.
 CREATE FUNCTION sweep_completed(p_limit integer, p_now timestamptz DEFAULT now(),
                                 OUT completed integer, OUT no_shows integer)
     LANGUAGE sql
 AS $$
+    SELECT pg_advisory_xact_lock(hashtext('sweep_completed'));
     SELECT * FROM match_complete(ARRAY(
         SELECT id FROM match_requests
          WHERE status IN ('MATCHED', 'CONFIRMED') AND ends_at <= p_now
-         ORDER BY ends_at LIMIT p_limit
+         ORDER BY ends_at, id LIMIT p_limit
            FOR UPDATE SKIP LOCKED), p_now);
 $$;
 COMMENT ON FUNCTION sweep_completed(integer, timestamptz) IS 'Sweeper rule 3: a batch of finished matches.';

@@ -1,0 +1,269 @@
+/* act.c: the lifecycle calls a step makes. Each picks its subjects mostly among those
+ * that make sense (the organizer pays, a player in the match leaves) and sometimes among
+ * anyone, asks the model what the call must answer, and has flow.c make the call with the
+ * sequence's clock as p_now and compare. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "model.h"
+
+static void
+random_uuid(struct seq *s, char *buf)
+{
+	unsigned long long a = model_next(s), b = model_next(s);
+
+	snprintf(buf, ID_LEN, "%08llx-%04llx-4%03llx-8%03llx-%012llx", a >> 32, (a >> 16) & 0xffff,
+	    a & 0xfff, b >> 52, b & 0xffffffffffffULL);
+}
+
+/* A random player now in match m (not the organizer unless organizer_too), or -1. */
+static int
+someone_in(struct seq *s, int m, bool organizer_too)
+{
+	const struct match *mm = &s->matches[m];
+	int in[MAX_JOINS], n = 0, i;
+
+	for (i = 0; i < mm->njoins; i++)
+		if (mm->joins[i].left == LEFT_NONE && (organizer_too || !mm->joins[i].organizer))
+			in[n++] = mm->joins[i].player;
+	return n > 0 ? in[model_rnd(s, n)] : -1;
+}
+
+/* With pct percent a player in match m, else (or when there is none) anyone. */
+static int
+player_of(struct seq *s, int m, bool organizer_too, int pct)
+{
+	int p = model_chance(s, pct) ? someone_in(s, m, organizer_too) : -1;
+
+	return p >= 0 ? p : model_rnd(s, s->nplayers);
+}
+
+int
+act_hold(struct run *r, struct seq *s)
+{
+	static const int hold_seconds[] = { 900, 900, 900, 120, 3600 };
+	static const int days[] = { 0, 1, 1, 2, 3, 3, 4, 5 };
+	char date[16], start[8], dur[8], lat[32], lng[32], radius[16], secs[16], now[40];
+	const char *params[13] = { NULL, NULL, date, start, dur, NULL, NULL, NULL, lat, lng,
+		radius, secs, now };
+	struct stmt st = { "SELECT match_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, "
+	    "$6::text, $7::text, $8::text, $9::float8, $10::float8, $11::numeric, $12::int, "
+	    "$13::timestamptz)", 13, params };
+	const char *want;
+	struct hold h;
+	time_t tt;
+	struct tm tm;
+	int slots;
+
+	h.court = model_rnd(s, s->ncourts);
+	if (s->nmatches > 0 && model_chance(s, 20)) {	/* a slot a match has, or had */
+		const struct match *m = &s->matches[model_rnd(s, s->nmatches)];
+
+		h.court = m->court;
+		h.starts = m->starts;
+	} else {
+		slots = 14 * 60 / s->courts[h.court].duration;
+		h.starts = (s->now / DAY + days[model_rnd(s, 8)]) * DAY + 8 * HOUR +
+		    model_rnd(s, slots) * s->courts[h.court].duration * MINUTE;
+		if (model_chance(s, 5))
+			h.starts += 10 * MINUTE;	/* off the court's grid */
+	}
+	h.duration = s->courts[h.court].duration + (model_chance(s, 4) ? 30 : 0);
+	h.format = model_chance(s, s->busy ? 85 : 45) ? F_ONE_VS_ONE :
+	    model_chance(s, 65) ? F_TWO_VS_TWO : F_AMERICANO;
+	h.skill = model_chance(s, 85) ? SK_INTERMEDIATE : SK_ADVANCED;
+	/* regulars: p0 organizes often and p1 joins often, so that a player collects enough
+	 * matches for the no-show ban to come into play */
+	h.organizer = model_chance(s, s->busy ? 85 : 40) ? 0 : model_rnd(s, s->nplayers);
+	h.hold_seconds = hold_seconds[model_rnd(s, 5)];
+	h.radius_km = model_chance(s, 50) ? 5 : 10;
+	tt = (time_t)h.starts;
+	gmtime_r(&tt, &tm);
+	strftime(date, sizeof date, "%Y-%m-%d", &tm);
+	strftime(start, sizeof start, "%H:%M", &tm);
+	snprintf(dur, sizeof dur, "%d", h.duration);
+	snprintf(lat, sizeof lat, "%.6f", s->lat);
+	snprintf(lng, sizeof lng, "%.6f", s->lng);
+	snprintf(radius, sizeof radius, "%.0f", h.radius_km);
+	snprintf(secs, sizeof secs, "%d", h.hold_seconds);
+	pg_time(s->now, now, sizeof now);
+	params[0] = s->courts[h.court].id;
+	params[1] = s->players[h.organizer].id;
+	params[5] = format_names[h.format];
+	params[6] = skill_names[h.skill];
+	params[7] = model_chance(s, 50) ? "Model match" : NULL;
+	model_log(r, "p%d holds court %d on %s at %s for %s min, %s %s within %s km, %s s to pay",
+	    h.organizer, h.court, date, start, dur, format_names[h.format], skill_names[h.skill],
+	    radius, secs);
+	if (s->nmatches < MAX_MATCHES)
+		model_log(r, " (m%d)", s->nmatches);
+	want = rule_hold(s, &h);
+	return flow_call(r, s, A_HOLD, want, &st, 1);
+}
+
+int
+act_pay(struct run *r, struct seq *s, int m)
+{
+	int p = model_chance(s, 85) ? s->matches[m].organizer : model_rnd(s, s->nplayers);
+	char now[40], minrel[8];
+	const char *params[4] = { s->matches[m].id, s->players[p].id, minrel, now };
+	const char *expire[2] = { s->matches[m].id, now };
+	struct stmt st[2] = {
+		{ "SELECT match_pay($1::uuid, $2::uuid, $3::int, $4::timestamptz)", 4, params },
+		/* what the handler does after PAYMENT_WINDOW_PASSED, in a transaction of its
+		 * own: the lapsed hold ends */
+		{ "SELECT match_expire_holds(ARRAY[$1::uuid], $2::timestamptz)", 2, expire },
+	};
+	const char *want;
+
+	snprintf(minrel, sizeof minrel, "%d", s->min_reliability);
+	pg_time(s->now, now, sizeof now);
+	model_log(r, "p%d pays for m%d", p, m);
+	want = rule_pay(s, m, p);
+	if (want != NULL && strcmp(want, "PAYMENT_WINDOW_PASSED") == 0) {
+		model_log(r, ", the lapsed hold is ended");
+		rule_expire_hold(s, m);
+		return flow_call(r, s, A_PAY, want, st, 2);
+	}
+	return flow_call(r, s, A_PAY, want, st, 1);
+}
+
+/* Accepts or declines an invitation: mostly an existing one, by its own player. */
+int
+act_answer(struct run *r, struct seq *s, bool accept)
+{
+	int ms[MAX_MATCHES * MAX_PLAYERS], qs[MAX_MATCHES * MAX_PLAYERS], n = 0, m, q, p, team;
+	bool pending = model_chance(s, 70);
+	char id[ID_LEN], now[40];
+	const char *params[4] = { id, NULL, NULL, now };
+	struct stmt st = { NULL, 4, params };
+	const char *want;
+
+	for (m = 0; m < s->nmatches; m++)
+		for (q = 0; q < s->nplayers; q++)
+			if (s->matches[m].inv[q] != INV_NONE &&
+			    (!pending || s->matches[m].inv[q] == INV_PENDING)) {
+				ms[n] = m;
+				qs[n++] = q;
+			}
+	if (n == 0 || model_chance(s, 5)) {
+		m = model_rnd(s, s->nmatches);
+		q = model_rnd(s, s->nplayers);
+	} else {
+		n = model_rnd(s, n);
+		m = ms[n];
+		q = qs[n];
+	}
+	p = model_chance(s, 90) ? q : model_rnd(s, s->nplayers);
+	team = model_rnd(s, 2);
+	if (s->matches[m].inv[q] != INV_NONE)
+		snprintf(id, sizeof id, "%s", s->matches[m].inv_id[q]);
+	else
+		random_uuid(s, id);	/* an invitation that does not exist */
+	pg_time(s->now, now, sizeof now);
+	params[1] = s->players[p].id;
+	if (!accept) {
+		model_log(r, "p%d declines the invitation of p%d to m%d", p, q, m);
+		want = rule_decline(s, m, q, p);
+		st.sql = "SELECT match_decline_invitation($1::uuid, $2::uuid, $3::timestamptz)";
+		st.n = 3;
+		params[2] = now;
+		return flow_call(r, s, A_DECLINE, want, &st, 1);
+	}
+	model_log(r, "p%d accepts the invitation of p%d to m%d on team %c", p, q, m, 'A' + team);
+	want = rule_accept(s, m, q, p, team);
+	st.sql = "SELECT match_accept_invitation($1::uuid, $2::uuid, $3::text, $4::timestamptz)";
+	params[2] = team == 0 ? "TEAM_A" : "TEAM_B";
+	return flow_call(r, s, A_ACCEPT, want, &st, 1);
+}
+
+int
+act_join_by_link(struct run *r, struct seq *s, int m)
+{
+	int out[MAX_PLAYERS], n = 0, q, p, team = model_rnd(s, 2);
+	char now[40];
+	const char *params[4] = { s->matches[m].token, NULL, team == 0 ? "TEAM_A" : "TEAM_B", now };
+	struct stmt st = { "SELECT match_join_by_token($1::uuid, $2::uuid, $3::text, "
+	    "$4::timestamptz)", 4, params };
+	const char *want;
+
+	for (q = 0; q < s->nplayers; q++)
+		if (effect_active_join(&s->matches[m], q) == NULL)
+			out[n++] = q;
+	if (s->busy && effect_active_join(&s->matches[m], 1) == NULL && model_chance(s, 80))
+		p = 1;
+	else
+		p = n > 0 && model_chance(s, 75) ? out[model_chance(s, 40) ? 0 : model_rnd(s, n)] :
+		    model_rnd(s, s->nplayers);
+	params[1] = s->players[p].id;
+	pg_time(s->now, now, sizeof now);
+	model_log(r, "p%d joins m%d by its link on team %c", p, m, 'A' + team);
+	want = rule_join_token(s, m, p, team);
+	return flow_call(r, s, A_TOKEN, want, &st, 1);
+}
+
+/* Leaves match m, or reports absence from it. */
+int
+act_withdraw(struct run *r, struct seq *s, int m, bool leave)
+{
+	int p = player_of(s, m, false, 85);
+	char now[40], minrel[8];
+	const char *params[4] = { s->matches[m].id, s->players[p].id, now, NULL };
+	struct stmt st = { "SELECT match_leave($1::uuid, $2::uuid, $3::timestamptz)", 3, params };
+	const char *want;
+
+	pg_time(s->now, now, sizeof now);
+	if (leave) {
+		model_log(r, "p%d leaves m%d", p, m);
+		want = rule_leave(s, m, p);
+		return flow_call(r, s, A_LEAVE, want, &st, 1);
+	}
+	snprintf(minrel, sizeof minrel, "%d", s->min_reliability);
+	params[2] = minrel;
+	params[3] = now;
+	st = (struct stmt){ "SELECT match_absence($1::uuid, $2::uuid, $3::int, $4::timestamptz)", 4,
+	    params };
+	model_log(r, "p%d reports absence from m%d", p, m);
+	want = rule_absence(s, m, p);
+	return flow_call(r, s, A_ABSENCE, want, &st, 1);
+}
+
+/* Checks in to match m near the venue (11 m) or far (1.1 km), accurately or not. */
+int
+act_checkin(struct run *r, struct seq *s, int m)
+{
+	int p = player_of(s, m, true, 90);
+	bool near = model_chance(s, 85), accurate = model_chance(s, 90);
+	char lat[32], lng[32], radius[8], max_acc[8], now[40];
+	const char *params[8] = { s->matches[m].id, s->players[p].id, lat, lng,
+		accurate ? "10" : "150", radius, max_acc, now };
+	struct stmt st = { "SELECT match_checkin($1::uuid, $2::uuid, $3::float8, $4::float8, "
+	    "$5::float8, $6::int, $7::int, $8::timestamptz)", 8, params };
+	const char *want;
+
+	snprintf(lat, sizeof lat, "%.6f", s->lat + (near ? 0.0001 : 0.01));
+	snprintf(lng, sizeof lng, "%.6f", s->lng);
+	snprintf(radius, sizeof radius, "%d", CHECKIN_RADIUS_M);
+	snprintf(max_acc, sizeof max_acc, "%d", CHECKIN_MAX_ACCURACY_M);
+	pg_time(s->now, now, sizeof now);
+	model_log(r, "p%d checks in to m%d %s, %s", p, m, near ? "near" : "far",
+	    accurate ? "accurate" : "inaccurate");
+	want = rule_checkin(s, m, p, near, accurate);
+	return flow_call(r, s, A_CHECKIN, want, &st, 1);
+}
+
+int
+act_cancel(struct run *r, struct seq *s, int m)
+{
+	int p = model_chance(s, 80) ? s->matches[m].organizer : model_rnd(s, s->nplayers);
+	char now[40];
+	const char *params[3] = { s->matches[m].id, s->players[p].id, now };
+	struct stmt st = { "SELECT match_cancel($1::uuid, $2::uuid, $3::timestamptz)", 3, params };
+	const char *want;
+
+	pg_time(s->now, now, sizeof now);
+	model_log(r, "p%d cancels m%d", p, m);
+	want = rule_cancel(s, m, p);
+	return flow_call(r, s, A_CANCEL, want, &st, 1);
+}

@@ -1,0 +1,258 @@
+/* effects.c: what the transitions of the model do, each written once: a status change by
+ * the table of allowed ones, notifications, invitations of eligible players, refunds,
+ * reliability events, the end of a match (cancellation or an expired hold), its completion.
+ * rules.c decides when they happen. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+
+static const int rel_delta[] = { -25, -10, 5 };	/* by enum rel_kind */
+
+/* The allowed status changes (DESIGN.md), and the reason a move to CANCELLED gives. */
+static const struct {
+	int	from, event, to, reason;
+} transitions[] = {
+	{ ST_NONE, EV_HOLD, ST_PENDING_PAYMENT, RS_NONE },
+	{ ST_PENDING_PAYMENT, EV_PAY, ST_OPEN, RS_NONE },
+	{ ST_PENDING_PAYMENT, EV_EXPIRE_HOLD, ST_CANCELLED, RS_PAYMENT_EXPIRED },
+	{ ST_PENDING_PAYMENT, EV_CANCEL, ST_CANCELLED, RS_ORGANIZER },
+	{ ST_OPEN, EV_JOIN, ST_MATCHED, RS_NONE },
+	{ ST_OPEN, EV_CANCEL, ST_CANCELLED, RS_ORGANIZER },
+	{ ST_OPEN, EV_CANCEL_UNFILLED, ST_CANCELLED, RS_NOT_FILLED },
+	{ ST_MATCHED, EV_LEAVE, ST_OPEN, RS_NONE },
+	{ ST_MATCHED, EV_ABSENCE, ST_OPEN, RS_NONE },
+	{ ST_MATCHED, EV_CHECKIN, ST_CONFIRMED, RS_NONE },
+	{ ST_MATCHED, EV_CANCEL, ST_CANCELLED, RS_ORGANIZER },
+	{ ST_MATCHED, EV_COMPLETE, ST_COMPLETED, RS_NONE },
+	{ ST_CONFIRMED, EV_COMPLETE, ST_COMPLETED, RS_NONE },
+};
+
+/* Applies event to m if it is a transition of its status; true if it moved. */
+bool
+effect_move(struct match *m, int event)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof transitions / sizeof transitions[0]; i++) {
+		if (transitions[i].from != m->status || transitions[i].event != event)
+			continue;
+		if (m->nchain < MAX_CHAIN)
+			m->chain[m->nchain++] =
+			    (struct change){ m->status, event, transitions[i].to };
+		m->status = transitions[i].to;
+		m->reason = transitions[i].reason;
+		return true;
+	}
+	return false;
+}
+
+struct join *
+effect_active_join(struct match *m, int p)
+{
+	int i;
+
+	for (i = 0; i < m->njoins; i++)
+		if (m->joins[i].player == p && m->joins[i].left == LEFT_NONE)
+			return &m->joins[i];
+	return NULL;
+}
+
+static bool
+ever_in(const struct match *m, int p)
+{
+	int i;
+
+	for (i = 0; i < m->njoins; i++)
+		if (m->joins[i].player == p)
+			return true;
+	return false;
+}
+
+int
+effect_team_count(const struct match *m, int team)
+{
+	int i, n = 0;
+
+	for (i = 0; i < m->njoins; i++)
+		n += m->joins[i].left == LEFT_NONE && m->joins[i].team == team;
+	return n;
+}
+
+void
+effect_notify(struct seq *s, int recipient, int type, int m, long refund)
+{
+	int i;
+
+	for (i = 0; i < s->nnotes; i++) {
+		struct note_count *n = &s->notes[i];
+
+		if (n->recipient == recipient && n->type == type && n->match == m &&
+		    n->refund == refund) {
+			n->count++;
+			return;
+		}
+	}
+	if (s->nnotes < MAX_NOTES)
+		s->notes[s->nnotes++] = (struct note_count){ recipient, type, m, refund, 1 };
+}
+
+/* Tells every player now in match m but one (-1: all). */
+void
+effect_notify_players(struct seq *s, int m, int type, int except)
+{
+	struct match *mm = &s->matches[m];
+	int i;
+
+	for (i = 0; i < mm->njoins; i++)
+		if (mm->joins[i].left == LEFT_NONE && mm->joins[i].player != except)
+			effect_notify(s, mm->joins[i].player, type, m, -1);
+}
+
+/* Great-circle distance in metres on the sphere of PostgreSQL's earthdistance. */
+static double
+distance_m(double lat1, double lng1, double lat2, double lng2)
+{
+	const double r = 6378168.0, rad = M_PI / 180;
+	double a = sin((lat2 - lat1) * rad / 2) * sin((lat2 - lat1) * rad / 2) +
+	    cos(lat1 * rad) * cos(lat2 * rad) * sin((lng2 - lng1) * rad / 2) *
+	    sin((lng2 - lng1) * rad / 2);
+
+	return 2 * r * asin(sqrt(a));
+}
+
+static bool
+eligible(const struct seq *s, const struct match *m, const struct player *p)
+{
+	return p->notifications && p->skill == m->skill &&
+	    distance_m(s->lat, s->lng, p->lat, p->lng) <= m->radius_km * 1000 &&
+	    (p->banned_until == 0 || p->banned_until <= s->now) &&
+	    p->score >= s->min_reliability;
+}
+
+/* Invites the eligible players who never played in match m and were never invited to it. */
+void
+effect_invite(struct seq *s, int m, int kind)
+{
+	struct match *mm = &s->matches[m];
+	int q;
+
+	for (q = 0; q < s->nplayers; q++) {
+		if (!eligible(s, mm, &s->players[q]) || ever_in(mm, q) || mm->inv[q] != INV_NONE)
+			continue;
+		mm->inv[q] = INV_PENDING;
+		mm->inv_kind[q] = kind;
+		effect_notify(s, q,
+		    kind == IK_SUBSTITUTE ? N_SUBSTITUTE_INVITATION : N_MATCH_INVITATION,
+		    m, -1);
+	}
+}
+
+long
+effect_expire_invitations(struct match *m)
+{
+	long n = 0;
+	int q;
+
+	for (q = 0; q < MAX_PLAYERS; q++)
+		if (m->inv[q] == INV_PENDING) {
+			m->inv[q] = INV_EXPIRED;
+			n++;
+		}
+	return n;
+}
+
+/* Refunds the payment of join j in full, once; returns the amount given back. */
+long
+effect_refund(struct join *j)
+{
+	if (j->pay != PAY_PAID || j->paid <= 0 || j->refunded > 0)
+		return 0;
+	j->refunded = j->paid;
+	return j->paid;
+}
+
+/* Records reliability events once per (player, match, kind), each moving its player's score
+ * in turn, clamped to 0..100; no-shows counted, a ban when the no-shows within the window
+ * reach the limit, each no-show told. Returns the no-shows recorded. */
+long
+effect_reliability(struct seq *s, const int *players, int m, const int *kinds, int n)
+{
+	long no_shows = 0;
+	int i, k, recent;
+
+	for (i = 0; i < n; i++) {
+		struct player *p = &s->players[players[i]];
+
+		for (k = 0; k < s->nrels; k++)
+			if (s->rels[k].player == players[i] && s->rels[k].match == m &&
+			    s->rels[k].kind == kinds[i])
+				break;
+		if (k < s->nrels || s->nrels == MAX_RELS)
+			continue;
+		s->rels[s->nrels++] = (struct rel){ players[i], m, kinds[i], s->now };
+		p->score += rel_delta[kinds[i]];
+		p->score = p->score < 0 ? 0 : p->score > 100 ? 100 : p->score;
+		if (kinds[i] != REL_NO_SHOW)
+			continue;
+		p->no_shows++;
+		no_shows++;
+		effect_notify(s, players[i], N_NO_SHOW, m, -1);
+		for (recent = 0, k = 0; k < s->nrels; k++)
+			recent += s->rels[k].player == players[i] &&
+			    s->rels[k].kind == REL_NO_SHOW && s->rels[k].at > s->now - BAN_WINDOW;
+		if (recent >= BAN_NO_SHOWS && p->banned_until < s->now + BAN_LENGTH)
+			p->banned_until = s->now + BAN_LENGTH;
+	}
+	return no_shows;
+}
+
+/* Ends match m by EXPIRE_HOLD, CANCEL or CANCEL_UNFILLED: refunds, pending payments
+ * cancelled, invitations expired, players told. Returns the invitations expired. */
+long
+effect_end(struct seq *s, int m, int event)
+{
+	struct match *mm = &s->matches[m];
+	long expired, back;
+	int i;
+
+	if (!effect_move(mm, event))
+		return 0;
+	for (i = 0; i < mm->njoins; i++) {
+		struct join *j = &mm->joins[i];
+
+		if (j->left != LEFT_NONE)
+			continue;
+		back = 0;
+		if (!(event == EV_CANCEL && j->organizer &&
+		    mm->starts - s->now < ORGANIZER_REFUND_NOTICE))
+			back = effect_refund(j);
+		if (j->pay == PAY_PENDING)
+			j->pay = PAY_CANCELLED;
+		effect_notify(s, j->player,
+		    event == EV_EXPIRE_HOLD ? N_PAYMENT_EXPIRED : N_MATCH_CANCELLED, m,
+		    event == EV_CANCEL && back > 0 ? back : -1);
+	}
+	expired = effect_expire_invitations(mm);
+	return expired;
+}
+
+/* COMPLETE of match m: everyone in it told, ATTENDED or NO_SHOW each. */
+long
+effect_complete(struct seq *s, int m)
+{
+	struct match *mm = &s->matches[m];
+	int players[MAX_JOINS], kinds[MAX_JOINS], n = 0, i;
+
+	(void)effect_move(mm, EV_COMPLETE);
+	for (i = 0; i < mm->njoins; i++) {
+		if (mm->joins[i].left != LEFT_NONE)
+			continue;
+		effect_notify(s, mm->joins[i].player, N_MATCH_COMPLETED, m, -1);
+		players[n] = mm->joins[i].player;
+		kinds[n++] = mm->joins[i].checked_in ? REL_ATTENDED : REL_NO_SHOW;
+	}
+	return effect_reliability(s, players, m, kinds, n);
+}
+

@@ -1,0 +1,318 @@
+/* rules.c: the reference model of the match lifecycle, written from DESIGN.md "Match
+ * requests" and the comments of sql/0010_lifecycle.sql, independently of its SQL: the
+ * preconditions of each call in the order the service checks them, the answer, and the
+ * effects (effects.c) each one has. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+void
+rule_expire_hold(struct seq *s, int m)
+{
+	struct match *mm = &s->matches[m];
+
+	if (mm->status == ST_PENDING_PAYMENT && mm->expires <= s->now)
+		(void)effect_end(s, m, EV_EXPIRE_HOLD);
+}
+
+/* The court's price on the day of starts: its weekend rule on Saturday and Sunday. */
+static long
+price_on(const struct seq *s, int court, long long starts)
+{
+	long long day = starts / DAY;
+	int isodow = (int)((day + 3) % 7) + 1;	/* 1970-01-01 was a Thursday */
+
+	return isodow >= 6 ? s->courts[court].weekend_price : s->courts[court].weekday_price;
+}
+
+const char *
+rule_hold(struct seq *s, const struct hold *h)
+{
+	const struct court *c = &s->courts[h->court];
+	long long tod = h->starts % DAY, dur = c->duration * MINUTE, ends = h->starts + dur;
+	bool lapsed[MAX_MATCHES] = { false };
+	struct match *m;
+	int i;
+
+	/* courts open 08:00-22:00, slots back to back from the opening */
+	if (h->duration != c->duration || tod < 8 * HOUR || (tod - 8 * HOUR) % dur != 0 ||
+	    tod + dur > 22 * HOUR)
+		return "SLOT_NOT_OFFERED";
+	if (h->starts <= s->now)
+		return "SLOT_IN_PAST";
+	for (i = 0; i < s->nmatches; i++) {
+		m = &s->matches[i];
+		if (m->court != h->court || m->status == ST_CANCELLED || m->starts >= ends ||
+		    h->starts >= m->ends)
+			continue;
+		if (m->status != ST_PENDING_PAYMENT || m->expires > s->now)
+			return "SLOT_TAKEN";
+		lapsed[i] = true;	/* a lapsed hold never blocks: it is ended first */
+	}
+	for (i = 0; i < s->nmatches; i++)
+		if (lapsed[i])
+			rule_expire_hold(s, i);
+	m = &s->matches[s->nmatches++];
+	memset(m, 0, sizeof *m);
+	m->court = h->court;
+	m->format = h->format;
+	m->team_size = h->format == F_ONE_VS_ONE ? 1 : 2;
+	m->skill = h->skill;
+	m->organizer = h->organizer;
+	m->price = price_on(s, h->court, h->starts);
+	m->ppp = m->price / (2 * m->team_size);
+	m->starts = h->starts;
+	m->ends = ends;
+	m->expires = s->now + h->hold_seconds;
+	m->radius_km = h->radius_km;
+	m->status = ST_NONE;
+	(void)effect_move(m, EV_HOLD);
+	m->joins[m->njoins++] = (struct join){ .player = h->organizer, .team = 0,
+	    .organizer = true, .pay = PAY_PENDING,
+	    .paid = m->price - m->ppp * (2 * m->team_size - 1) };
+	return NULL;
+}
+
+/* The player p must be in match m (match_lock); NULL when not. */
+static struct join *
+locked(struct seq *s, int m, int p)
+{
+	return m >= 0 && m < s->nmatches ? effect_active_join(&s->matches[m], p) : NULL;
+}
+
+const char *
+rule_pay(struct seq *s, int m, int p)
+{
+	struct match *mm = &s->matches[m];
+	struct join *j = locked(s, m, p);
+
+	if (j == NULL)
+		return "NOT_FOUND";
+	if (mm->organizer != p)
+		return "NOT_ORGANIZER";
+	if ((mm->status == ST_PENDING_PAYMENT && mm->expires <= s->now) ||
+	    (mm->status == ST_CANCELLED && mm->reason == RS_PAYMENT_EXPIRED))
+		return "PAYMENT_WINDOW_PASSED";
+	if (mm->status != ST_PENDING_PAYMENT)
+		return "INVALID_STATE";
+	(void)effect_move(mm, EV_PAY);
+	if (j->pay == PAY_PENDING)
+		j->pay = PAY_PAID;
+	effect_invite(s, m, IK_INVITE);
+	return NULL;
+}
+
+/* JOIN of match m by p on team, through p's invitation when by_invitation. */
+static const char *
+join(struct seq *s, int m, int p, int team, bool by_invitation)
+{
+	struct match *mm = &s->matches[m];
+
+	if (by_invitation && mm->inv[p] != INV_PENDING)
+		return "INVALID_STATE";
+	if (mm->status != ST_OPEN)
+		return "MATCH_NOT_OPEN";
+	if (mm->starts <= s->now)
+		return "MATCH_STARTED";
+	if (effect_active_join(mm, p) != NULL)
+		return "ALREADY_IN_MATCH";
+	if (effect_team_count(mm, team) >= mm->team_size)
+		return "TEAM_FULL";
+	if (mm->inv[p] == INV_PENDING)
+		mm->inv[p] = INV_ACCEPTED;
+	if (mm->njoins < MAX_JOINS)
+		mm->joins[mm->njoins++] = (struct join){ .player = p, .team = team,
+		    .pay = PAY_PAID, .paid = mm->ppp };
+	effect_notify_players(s, m, N_PLAYER_JOINED, p);
+	if (effect_team_count(mm, 0) + effect_team_count(mm, 1) < 2 * mm->team_size)
+		return NULL;
+	(void)effect_move(mm, EV_JOIN);
+	(void)effect_expire_invitations(mm);
+	effect_notify_players(s, m, N_MATCH_FULL, -1);
+	return NULL;
+}
+
+const char *
+rule_accept(struct seq *s, int m, int invitee, int p, int team)
+{
+	if (s->matches[m].inv[invitee] == INV_NONE || invitee != p)
+		return "NOT_FOUND";
+	return join(s, m, p, team, true);
+}
+
+const char *
+rule_join_token(struct seq *s, int m, int p, int team)
+{
+	return join(s, m, p, team, false);
+}
+
+const char *
+rule_decline(struct seq *s, int m, int invitee, int p)
+{
+	struct match *mm = &s->matches[m];
+
+	if (mm->inv[invitee] == INV_NONE || invitee != p)
+		return "NOT_FOUND";
+	if (mm->inv[p] != INV_PENDING)
+		return "INVALID_STATE";
+	mm->inv[p] = INV_DECLINED;
+	return NULL;
+}
+
+/* Takes p out of match m by LEAVE or ABSENCE; returns the join that ended. */
+static struct join *
+withdraw(struct seq *s, int m, int p, int event)
+{
+	struct match *mm = &s->matches[m];
+	struct join *j = effect_active_join(mm, p);
+
+	j->left = event == EV_LEAVE ? LEFT_LEFT : LEFT_ABSENT;
+	(void)effect_move(mm, event);
+	effect_notify_players(s, m, event == EV_LEAVE ? N_PLAYER_LEFT : N_PLAYER_ABSENT, -1);
+	return j;
+}
+
+const char *
+rule_leave(struct seq *s, int m, int p)
+{
+	struct match *mm = &s->matches[m];
+
+	if (locked(s, m, p) == NULL)
+		return "NOT_FOUND";
+	if (mm->organizer == p)
+		return "ORGANIZER_CANNOT_LEAVE";
+	if (mm->status != ST_OPEN && mm->status != ST_MATCHED)
+		return "INVALID_STATE";
+	if (mm->starts - s->now <= LEAVE_NOTICE)
+		return "LEAVE_TOO_LATE";
+	(void)effect_refund(withdraw(s, m, p, EV_LEAVE));
+	return NULL;
+}
+
+const char *
+rule_absence(struct seq *s, int m, int p)
+{
+	struct match *mm = &s->matches[m];
+	int kind = REL_LATE_ABSENCE;
+
+	if (locked(s, m, p) == NULL)
+		return "NOT_FOUND";
+	if (mm->organizer == p)
+		return "ORGANIZER_CANNOT_LEAVE";
+	if (mm->status != ST_OPEN && mm->status != ST_MATCHED)
+		return "INVALID_STATE";
+	if (s->now >= mm->starts)
+		return "MATCH_STARTED";
+	(void)withdraw(s, m, p, EV_ABSENCE);
+	effect_invite(s, m, IK_SUBSTITUTE);
+	if (mm->starts - s->now < LATE_ABSENCE_WINDOW)
+		(void)effect_reliability(s, &p, m, &kind, 1);
+	return NULL;
+}
+
+const char *
+rule_checkin(struct seq *s, int m, int p, bool near, bool accurate)
+{
+	struct match *mm = &s->matches[m];
+	struct join *j = locked(s, m, p);
+	int i;
+
+	if (j == NULL)
+		return "NOT_FOUND";
+	if (mm->status != ST_MATCHED && mm->status != ST_CONFIRMED)
+		return "INVALID_STATE";
+	if (j->checked_in)
+		return NULL;
+	if (s->now < mm->starts - CHECKIN_OPENS_BEFORE)
+		return "CHECKIN_TOO_EARLY";
+	if (s->now > mm->ends)
+		return "CHECKIN_CLOSED";
+	if (!accurate)
+		return "INACCURATE_POSITION";
+	if (!near)
+		return "TOO_FAR";
+	j->checked_in = true;
+	for (i = 0; i < mm->njoins; i++)
+		if (mm->joins[i].left == LEFT_NONE && !mm->joins[i].checked_in)
+			return NULL;
+	if (effect_move(mm, EV_CHECKIN))
+		effect_notify_players(s, m, N_MATCH_CONFIRMED, -1);
+	return NULL;
+}
+
+const char *
+rule_cancel(struct seq *s, int m, int p)
+{
+	struct match *mm = &s->matches[m];
+
+	if (locked(s, m, p) == NULL)
+		return "NOT_FOUND";
+	if (mm->organizer != p)
+		return "NOT_ORGANIZER";
+	if (mm->status == ST_CANCELLED)
+		return NULL;
+	if (mm->status == ST_PENDING_PAYMENT && mm->expires <= s->now) {
+		rule_expire_hold(s, m);
+		return NULL;
+	}
+	if (mm->status != ST_PENDING_PAYMENT && mm->status != ST_OPEN &&
+	    mm->status != ST_MATCHED)
+		return "INVALID_STATE";
+	if (s->now >= mm->starts)
+		return "MATCH_STARTED";
+	(void)effect_end(s, m, EV_CANCEL);
+	return NULL;
+}
+
+static int
+by_end(const void *a, const void *b, void *ctx)
+{
+	const struct match *x = &((const struct seq *)ctx)->matches[*(const int *)a];
+	const struct match *y = &((const struct seq *)ctx)->matches[*(const int *)b];
+
+	if (x->ends != y->ends)
+		return x->ends < y->ends ? -1 : 1;
+	return strcmp(x->id, y->id);
+}
+
+void
+rule_sweep(struct seq *s, struct sweep_counts *c)
+{
+	int order[MAX_MATCHES], n = 0, i, q;
+
+	memset(c, 0, sizeof *c);
+	for (i = 0; i < s->nmatches; i++)
+		if (s->matches[i].status == ST_PENDING_PAYMENT && s->matches[i].expires <= s->now) {
+			(void)effect_end(s, i, EV_EXPIRE_HOLD);
+			c->expired_holds++;
+		}
+	for (i = 0; i < s->nmatches; i++)
+		if (s->matches[i].status == ST_OPEN && s->matches[i].starts <= s->now) {
+			c->invitations_expired += effect_end(s, i, EV_CANCEL_UNFILLED);
+			c->unfilled++;
+		}
+	/* in the order the matches ended, then by id: scores move by attendance in that order */
+	for (i = 0; i < s->nmatches; i++)
+		if ((s->matches[i].status == ST_MATCHED || s->matches[i].status == ST_CONFIRMED) &&
+		    s->matches[i].ends <= s->now)
+			order[n++] = i;
+	qsort_r(order, (size_t)n, sizeof order[0], by_end, s);
+	for (i = 0; i < n; i++) {
+		c->no_shows += effect_complete(s, order[i]);
+		c->completed++;
+	}
+	for (i = 0; i < s->nmatches; i++) {
+		struct match *m = &s->matches[i];
+
+		if (m->status == ST_OPEN && m->starts > s->now)
+			continue;
+		for (q = 0; q < MAX_PLAYERS; q++)
+			if (m->inv[q] == INV_PENDING) {
+				m->inv[q] = INV_EXPIRED;
+				c->invitations_expired++;
+			}
+	}
+}
+
