@@ -15,6 +15,7 @@
 #include "sql.h"
 #include "http.h"
 #include "input.h"
+#include "page.h"
 #include "problem.h"
 
 static const char *const statuses[] = { "PENDING_APPROVAL", "ACTIVE", "SUSPENDED", "REJECTED",
@@ -114,28 +115,23 @@ static const struct transition resource_reactivate_tx = {
 	"resourceId", "Resource", "reactivated"
 };
 
-/* Reads the optional ?status= filter; false after answering 400. *out is NULL without one. */
-static bool
-status_filter_or_problem(struct req *r, const char **out)
-{
-	*out = NULL;
-	query_enum(r, "status", 0, statuses, out);
-	return problem_fields_or_send(r) == 0;
-}
-
-/* GET /api/admin/venues[?status=]: 200 with every venue (of that status), oldest first;
- * 400 unknown status; 401; 403. */
+/* GET /api/admin/venues?status=&limit=&cursor=: 200 with the venues (of that status), oldest
+ * first, a page at a time (page.h); 400 unknown status, bad limit or cursor; 401; 403. */
 static void
 venues_list(struct req *r)
 {
-	const char *status;
+	const char *status = NULL;
 
-	if (!status_filter_or_problem(r, &status))
-		return;
-	sql_send_json(r, 200, "Venues",
-	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id), '[]') "
-	    "FROM venues v CROSS JOIN LATERAL venue_doc(v) d "
-	    "WHERE $1::text IS NULL OR v.status = $1::text",
+	query_enum(r, "status", 0, statuses, &status);
+	page_list(r, "tu",
+	    "SELECT d.doc, json_build_array((s.v).created_at, (s.v).id) "
+	    "  FROM (SELECT v FROM venues v "
+	    "         WHERE ($1::text IS NULL OR v.status = $1::text) "
+	    "           AND ($3::json IS NULL OR (v.created_at, v.id) > "
+	    "                (($3::json->>0)::timestamptz, ($3::json->>1)::uuid)) "
+	    "         ORDER BY v.created_at, v.id LIMIT $2::int) s "
+	    " CROSS JOIN LATERAL venue_doc(s.v) d "
+	    " ORDER BY (s.v).created_at, (s.v).id",
 	    status);
 }
 
@@ -191,19 +187,24 @@ venue_reactivate(struct req *r)
 	transition_run(r, &venue_reactivate_tx, NULL);
 }
 
-/* GET /api/admin/resources[?status=]: 200 with every court (of that status), oldest first;
- * 400 unknown status; 401; 403. */
+/* GET /api/admin/resources?status=&limit=&cursor=: 200 with the courts (of that status),
+ * oldest first, a page at a time (page.h); 400 unknown status, bad limit or cursor; 401;
+ * 403. */
 static void
 resources_list(struct req *r)
 {
-	const char *status;
+	const char *status = NULL;
 
-	if (!status_filter_or_problem(r, &status))
-		return;
-	sql_send_json(r, 200, "Resources",
-	    "SELECT COALESCE(json_agg(d.doc ORDER BY x.created_at, x.id), '[]') "
-	    "FROM resources x CROSS JOIN LATERAL resource_doc(x) d "
-	    "WHERE $1::text IS NULL OR x.status = $1::text",
+	query_enum(r, "status", 0, statuses, &status);
+	page_list(r, "tu",
+	    "SELECT d.doc, json_build_array((s.x).created_at, (s.x).id) "
+	    "  FROM (SELECT x FROM resources x "
+	    "         WHERE ($1::text IS NULL OR x.status = $1::text) "
+	    "           AND ($3::json IS NULL OR (x.created_at, x.id) > "
+	    "                (($3::json->>0)::timestamptz, ($3::json->>1)::uuid)) "
+	    "         ORDER BY x.created_at, x.id LIMIT $2::int) s "
+	    " CROSS JOIN LATERAL resource_doc(s.x) d "
+	    " ORDER BY (s.x).created_at, (s.x).id",
 	    status);
 }
 

@@ -13,20 +13,25 @@
 #include "http.h"
 #include "input.h"
 #include "log.h"
+#include "page.h"
 #include "problem.h"
 
 static const char *const teams[] = { "TEAM_A", "TEAM_B", NULL };
 
-/* GET /api/match/invitations: 200 with the caller's pending invitations to OPEN matches that
- * have not started, newest first; 401. */
+/* GET /api/match/invitations?limit=&cursor=: 200 with the caller's pending invitations to
+ * OPEN matches that have not started, newest first, a page at a time (page.h); 400 bad
+ * limit or cursor; 401. */
 static void
 invitations_list(struct req *r)
 {
-	sql_send_json(r, 200, "Invitations",
-	    "SELECT COALESCE(json_agg(json_invitation(i) ORDER BY i.sent_at DESC, i.id DESC), "
-	    "'[]') FROM invitations i JOIN match_requests m ON m.id = i.match_request_id "
-	    "WHERE i.player_id = $1 AND i.status = 'PENDING' "
-	    "AND m.status = 'OPEN' AND m.starts_at > now()",
+	page_list(r, "tu",
+	    "SELECT json_invitation(i), json_build_array(i.sent_at, i.id) "
+	    "  FROM invitations i JOIN match_requests m ON m.id = i.match_request_id "
+	    " WHERE i.player_id = $1::uuid AND i.status = 'PENDING' "
+	    "   AND m.status = 'OPEN' AND m.starts_at > now() "
+	    "   AND ($3::json IS NULL OR (i.sent_at, i.id) < "
+	    "        (($3::json->>0)::timestamptz, ($3::json->>1)::uuid)) "
+	    " ORDER BY i.sent_at DESC, i.id DESC LIMIT $2::int",
 	    r->user_id);
 }
 

@@ -18,6 +18,7 @@
 #include "sql.h"
 #include "http.h"
 #include "input.h"
+#include "page.h"
 #include "problem.h"
 #include "valid.h"
 
@@ -218,13 +219,20 @@ status_change_answer(struct req *r, const PGresult *res, const char *what, bool 
 
 /* ---- venues ------------------------------------------------------------------------- */
 
-/* GET /api/owner/venues: 200 with every venue of the caller, oldest first; 401, 403. */
+/* GET /api/owner/venues?limit=&cursor=: 200 with the caller's venues, oldest first, a page
+ * at a time (page.h); 400 bad limit or cursor; 401, 403. */
 static void
 venues_list(struct req *r)
 {
-	sql_send_json(r, 200, "Venues",
-	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id), '[]') "
-	    "FROM venues v CROSS JOIN LATERAL venue_doc(v) d WHERE v.owner_id = $1::uuid",
+	page_list(r, "tu",
+	    "SELECT d.doc, json_build_array((s.v).created_at, (s.v).id) "
+	    "  FROM (SELECT v FROM venues v "
+	    "         WHERE v.owner_id = $1::uuid "
+	    "           AND ($3::json IS NULL OR (v.created_at, v.id) > "
+	    "                (($3::json->>0)::timestamptz, ($3::json->>1)::uuid)) "
+	    "         ORDER BY v.created_at, v.id LIMIT $2::int) s "
+	    " CROSS JOIN LATERAL venue_doc(s.v) d "
+	    " ORDER BY (s.v).created_at, (s.v).id",
 	    r->user_id);
 }
 
@@ -457,16 +465,22 @@ holiday_delete(struct req *r)
 
 /* ---- resources ---------------------------------------------------------------------- */
 
-/* GET /api/owner/resources: 200 with every court of every venue of the caller, by venue
- * then court age; 401, 403. */
+/* GET /api/owner/resources?limit=&cursor=: 200 with the courts of every venue of the caller,
+ * by venue then court age, a page at a time (page.h); 400 bad limit or cursor; 401, 403. */
 static void
 resources_list(struct req *r)
 {
-	sql_send_json(r, 200, "Resources",
-	    "SELECT COALESCE(json_agg(d.doc ORDER BY v.created_at, v.id, r.created_at, r.id), '[]') "
-	    "  FROM resources r JOIN venues v ON v.id = r.venue_id "
-	    " CROSS JOIN LATERAL resource_doc(r) d "
-	    " WHERE v.owner_id = $1::uuid",
+	page_list(r, "tutu",
+	    "SELECT d.doc, json_build_array(s.venue_created, s.venue_id, (s.x).created_at, (s.x).id) "
+	    "  FROM (SELECT x, v.created_at AS venue_created, v.id AS venue_id "
+	    "          FROM resources x JOIN venues v ON v.id = x.venue_id "
+	    "         WHERE v.owner_id = $1::uuid "
+	    "           AND ($3::json IS NULL OR (v.created_at, v.id, x.created_at, x.id) > "
+	    "                (($3::json->>0)::timestamptz, ($3::json->>1)::uuid, "
+	    "                 ($3::json->>2)::timestamptz, ($3::json->>3)::uuid)) "
+	    "         ORDER BY v.created_at, v.id, x.created_at, x.id LIMIT $2::int) s "
+	    " CROSS JOIN LATERAL resource_doc(s.x) d "
+	    " ORDER BY s.venue_created, s.venue_id, (s.x).created_at, (s.x).id",
 	    r->user_id);
 }
 

@@ -8,10 +8,10 @@
 #include "sql.h"
 #include "http.h"
 #include "input.h"
+#include "page.h"
 #include "problem.h"
 
 #define DISPLAY_NAME_MAX	100
-#define NOTIFICATIONS_MAX	100
 
 static const char *const skills[] = { "BEGINNER", "INTERMEDIATE", "ADVANCED", "PROFESSIONAL",
     NULL };
@@ -96,22 +96,19 @@ profile_put(struct req *r)
 	    notify ? "true" : "false");
 }
 
-/* GET /api/notifications?limit: 200 with the caller's notifications, newest first, at most
- * limit (1..100, default 100); 400; 401. */
+/* GET /api/notifications?limit=&cursor=: 200 with the caller's notifications, newest first,
+ * a page at a time (page.h); 400 bad limit or cursor; 401. */
 static void
 notifications_list(struct req *r)
 {
-	long limit = NOTIFICATIONS_MAX;
-
-	if (query_int(r, "limit", 0, &limit) && (limit < 1 || limit > NOTIFICATIONS_MAX))
-		problem_field(r, "limit", "must be between 1 and 100");
-	if (problem_fields_or_send(r) != 0)
-		return;
-	sql_send_json(r, 200, "Notifications",
-	    "SELECT COALESCE(json_agg(json_notification(n) ORDER BY n.created_at DESC, n.id DESC), "
-	    "'[]') FROM (SELECT * FROM notifications WHERE recipient_id = $1 "
-	    "ORDER BY created_at DESC, id DESC LIMIT $2::int) n",
-	    r->user_id, input_fmt_long(r, limit));
+	page_list(r, "tu",
+	    "SELECT json_notification(n), json_build_array(n.created_at, n.id) "
+	    "  FROM notifications n "
+	    " WHERE n.recipient_id = $1::uuid "
+	    "   AND ($3::json IS NULL OR (n.created_at, n.id) < "
+	    "        (($3::json->>0)::timestamptz, ($3::json->>1)::uuid)) "
+	    " ORDER BY n.created_at DESC, n.id DESC LIMIT $2::int",
+	    r->user_id);
 }
 
 /* POST /api/notifications/{id}/read: 204, read_at set on first read and kept after; 401;

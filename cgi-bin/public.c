@@ -6,6 +6,7 @@
 #include "sql.h"
 #include "http.h"
 #include "input.h"
+#include "page.h"
 #include "problem.h"
 
 #define RADIUS_DEFAULT_KM	10.0
@@ -20,10 +21,11 @@ given(const struct req *r, const char *name)
 	return s != NULL && *s != '\0';
 }
 
-/* GET /api/venues[?lat=&lng=&radiusKm=]: 200 with the ACTIVE venues. With a centre (lat and
- * lng together; radiusKm defaults to 10, 0 < radiusKm <= 500) only those within the radius,
- * nearest first, each with distanceKm; without one all of them by name. 400 for a bad or
- * half-given centre, a bad radius, or a radius without a centre. */
+/* GET /api/venues[?lat=&lng=&radiusKm=]&limit=&cursor=: 200 with the ACTIVE venues, a page
+ * at a time (page.h). With a centre (lat and lng together; radiusKm defaults to 10,
+ * 0 < radiusKm <= 500) only those within the radius, nearest first, each with distanceKm;
+ * without one all of them by name. 400 for a bad or half-given centre, a bad radius, a radius
+ * without a centre, a bad limit or cursor. */
 static void
 venues_list(struct req *r)
 {
@@ -38,31 +40,41 @@ venues_list(struct req *r)
 		else if (!centre)
 			problem_field(r, "radiusKm", "needs lat and lng");
 	}
-	if (problem_fields_or_send(r) != 0)
-		return;
 
 	if (!centre) {
-		sql_send_json_n(r, 200, "Venues",
-		    "SELECT COALESCE(json_agg(d.doc ORDER BY v.name, v.id), '[]') "
-		    "FROM venues v CROSS JOIN LATERAL venue_doc(v, true) d "
-		    "WHERE v.status = 'ACTIVE'", 0, NULL);
+		page_list_n(r, "su",
+		    "SELECT d.doc, json_build_array((s.v).name, (s.v).id) "
+		    "  FROM (SELECT v FROM venues v "
+		    "         WHERE v.status = 'ACTIVE' "
+		    "           AND ($2::json IS NULL OR (v.name, v.id) > "
+		    "                ($2::json->>0, ($2::json->>1)::uuid)) "
+		    "         ORDER BY v.name, v.id LIMIT $1::int) s "
+		    " CROSS JOIN LATERAL venue_doc(s.v, true) d "
+		    " ORDER BY (s.v).name, (s.v).id", 0, NULL);
 		return;
 	}
 	/* earth_box narrows through venues_earth_idx (a partial index on ACTIVE venues, hence
 	 * the literal status test); the box is a superset, so the exact distance decides.
 	 * distanceKm is spliced into the venue's json text so the field order of json_venue
-	 * stays as it is everywhere else (jsonb would reorder the keys). */
-	sql_send_json(r, 200, "Venues",
+	 * stays as it is everywhere else (jsonb would reorder the keys). The key is the exact
+	 * distance in metres, as float8 text round-trips. */
+	page_list(r, "nu",
 	    "WITH c AS (SELECT earth_point($1::float8, $2::float8) AS e, "
 	    "                  $3::float8 * 1000 AS radius_m), "
 	    "n AS (SELECT v, earth_distance(c.e, earth_point(v.latitude, v.longitude)) AS m "
 	    "        FROM venues v, c "
 	    "       WHERE v.status = 'ACTIVE' "
-	    "         AND earth_box(c.e, c.radius_m) @> earth_point(v.latitude, v.longitude)) "
-	    "SELECT COALESCE(json_agg((left(d.doc::text, -1) "
-	    "                          || ',\"distanceKm\":' || round((n.m / 1000)::numeric, 3) "
-	    "                          || '}')::json ORDER BY n.m, (n.v).id), '[]') "
-	    "FROM n CROSS JOIN LATERAL venue_doc(n.v, true) d, c WHERE n.m <= c.radius_m",
+	    "         AND earth_box(c.e, c.radius_m) @> earth_point(v.latitude, v.longitude)), "
+	    "s AS (SELECT n.* FROM n, c "
+	    "       WHERE n.m <= c.radius_m "
+	    "         AND ($5::json IS NULL OR (n.m, (n.v).id) > "
+	    "              (($5::json->>0)::float8, ($5::json->>1)::uuid)) "
+	    "       ORDER BY n.m, (n.v).id LIMIT $4::int) "
+	    "SELECT (left(d.doc::text, -1) || ',\"distanceKm\":' "
+	    "        || round((s.m / 1000)::numeric, 3) || '}')::json, "
+	    "       json_build_array(s.m, (s.v).id) "
+	    "  FROM s CROSS JOIN LATERAL venue_doc(s.v, true) d "
+	    " ORDER BY s.m, (s.v).id",
 	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius));
 }
 

@@ -13,6 +13,7 @@
 #include "sql.h"
 #include "http.h"
 #include "input.h"
+#include "page.h"
 #include "problem.h"
 
 #define CUSTOM_MESSAGE_MAX	500	/* characters */
@@ -52,21 +53,36 @@ match_json(struct req *r, const char *id)
 	return db_value(res, 0, 0);
 }
 
-/* GET /api/match/requests/my: 200 with every request the caller plays in (cancelled and
- * completed included): those not yet over first, soonest first, then past ones, latest
- * first; 401. */
+/* GET /api/match/requests/my?limit=&cursor=: 200 with every request the caller plays in
+ * (cancelled and completed included): those not yet over first, soonest first, then past
+ * ones, latest first, a page at a time (page.h); 400 bad limit or cursor; 401. The first
+ * page's instant travels in the cursor, so a match that ends while the caller pages stays
+ * on the side of the line it was on and is listed once. */
 static void
 requests_mine(struct req *r)
 {
-	sql_send_json(r, 200, "Match requests",
-	    "SELECT COALESCE(json_agg(json_match_request(m) "
-	    "           ORDER BY m.ends_at <= now(), "
-	    "                    CASE WHEN m.ends_at > now() THEN m.starts_at END, "
-	    "                    m.starts_at DESC, m.id), '[]') "
-	    "  FROM match_requests m "
-	    " WHERE EXISTS (SELECT 1 FROM match_players p "
-	    "                WHERE p.match_request_id = m.id AND p.player_id = $1::uuid "
-	    "                  AND p.left_at IS NULL)",
+	page_list(r, "tbtu",
+	    "WITH t AS (SELECT COALESCE(($3::json->>0)::timestamptz, now()) AS at), "
+	    "s AS (SELECT m, m.ends_at <= t.at AS ended "
+	    "        FROM match_requests m, t "
+	    "       WHERE EXISTS (SELECT 1 FROM match_players p "
+	    "                      WHERE p.match_request_id = m.id AND p.player_id = $1::uuid "
+	    "                        AND p.left_at IS NULL) "
+	    "         AND ($3::json IS NULL OR CASE "
+	    "              WHEN ($3::json->>1)::boolean THEN m.ends_at <= t.at "
+	    "                   AND (m.starts_at, ($3::json->>3)::uuid) "
+	    "                       < (($3::json->>2)::timestamptz, m.id) "
+	    "              ELSE m.ends_at <= t.at OR (m.starts_at, m.id) "
+	    "                   > (($3::json->>2)::timestamptz, ($3::json->>3)::uuid) END) "
+	    "       ORDER BY m.ends_at <= t.at, "
+	    "                CASE WHEN m.ends_at > t.at THEN m.starts_at END, "
+	    "                m.starts_at DESC, m.id "
+	    "       LIMIT $2::int) "
+	    "SELECT json_match_request(s.m), "
+	    "       json_build_array(t.at, s.ended, (s.m).starts_at, (s.m).id) "
+	    "  FROM s, t "
+	    " ORDER BY s.ended, CASE WHEN NOT s.ended THEN (s.m).starts_at END, "
+	    "          (s.m).starts_at DESC, (s.m).id",
 	    r->user_id);
 }
 

@@ -195,7 +195,7 @@ notify() {
 	[ "$HTTP_BODY" = '[]' ]
 }
 
-@test "the notification list is capped at 100 and limit takes the newest" {
+@test "the notification list is paged by 100, newest first, and limit takes the newest" {
 	ana=$(user_id "$ANA")
 	sql "INSERT INTO notifications (recipient_id, type, payload, created_at)
 	     SELECT '$ana', 'PLAYER_JOINED', jsonb_build_object('matchRequestId', gen_random_uuid(), 'n', g),
@@ -206,13 +206,19 @@ notify() {
 	[ "$(jqr 'length')" = 100 ]
 	[ "$(jqr '.[0].payload.n')" = 1 ]
 	[ "$(jqr '.[99].payload.n')" = 100 ]
+	next=$(header Link | sed -n 's/^<\([^>]*\)>; rel="next"$/\1/p')
+	[[ $next == /api/notifications\?limit=100\&cursor=* ]]
+	req GET "$next" -t "$TOKEN"
+	expect 200
+	[ "$(jqr -c '[.[].payload.n]')" = '[101,102,103,104,105]' ]
+	[ -z "$(header Link)" ]
 	req GET '/api/notifications?limit=2' -t "$TOKEN"
 	expect 200
 	[ "$(jqr -c '[.[].payload.n]')" = '[1,2]' ]
 }
 
-@test "a limit outside 1..100 is a validation error" {
-	for l in 0 101 -1 abc 1.5; do
+@test "a limit outside 1..500 is a validation error" {
+	for l in 0 501 -1 abc 1.5; do
 		req GET "/api/notifications?limit=$l" -t "$TOKEN"
 		expect_problem 400 VALIDATION_FAILED limit
 	done
