@@ -64,7 +64,7 @@ LIB        := $(BUILD)/libcommon.a
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
-	bats jq curl openssl wrk procps iproute2 time apache2-dev
+	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos
 
 .PHONY: all build install run test unit token sweep bench clean FORCE
 .SECONDARY:
@@ -82,7 +82,13 @@ install:
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
 		$$SUDO apt-get update -q && \
 		$$SUDO env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -q --no-install-recommends $$missing; \
+			apt-get install -y -q --no-install-recommends $$missing && \
+		if echo "$$missing" | grep -qx libapache2-mod-qos && \
+		   [ -e /etc/apache2/mods-enabled/qos.load ]; then \
+			echo "setup: mod_qos left disabled in the system's Apache (the project loads it itself;" \
+			     "Debian 12's build fails to load there without libpcre)"; \
+			$$SUDO a2dismod -q qos >/dev/null; \
+		fi; \
 	fi
 
 # rewritten only when the libraries change, so that only then the programs are relinked

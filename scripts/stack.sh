@@ -230,6 +230,17 @@ apache_start() {
 	[ -n "${APACHE_HEADER_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_HEADER_TIMEOUT $APACHE_HEADER_TIMEOUT")
 	[ -n "${APACHE_BODY_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_BODY_TIMEOUT $APACHE_BODY_TIMEOUT")
 	[ -n "${COURTS_TEST_STATUS:-}" ] && defines+=(-D COURTS_TEST_STATUS)
+	# per address limits (limits.conf); loopback is exempt unless ADDR_LIMIT_LOOPBACK is set
+	[ -n "${ADDR_CONCURRENT:-}" ] && defines+=(-C "Define COURTS_ADDR_CONCURRENT $ADDR_CONCURRENT")
+	[ -n "${ADDR_PER_MINUTE:-}" ] &&
+		defines+=(-C "Define COURTS_ADDR_REFUSE_AT $((ADDR_PER_MINUTE + 1))")
+	[ -n "${ADDR_LIMIT_LOOPBACK:-}" ] && defines+=(-D COURTS_ADDR_LIMIT_LOOPBACK)
+	# Debian 12's mod_qos needs the PCRE library it is not linked to (httpd.conf)
+	local pcre
+	for pcre in /usr/lib/*/libpcre.so.3 /lib/*/libpcre.so.3 ""; do
+		[ -e "$pcre" ] && break
+	done
+	[ -n "$pcre" ] && defines+=(-C "Define COURTS_PCRE \"$pcre\"")
 	# the master reads the configuration as the caller; the paths it hands on are quoted
 	local args=(-f "$root/apache/httpd.conf"
 		-C "Define COURTS_ROOT \"$srv_root\""

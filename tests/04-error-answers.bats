@@ -110,7 +110,7 @@ expect_apache_problem() {
 
 @test "every status Apache answers itself, 400 to 504, is problem+json with its status and code" {
 	local s code
-	for s in 400 401 403 404 405 408 411 413 414 415 431 500 502 503 504; do
+	for s in 400 401 403 404 405 408 411 413 414 415 429 431 500 502 503 504; do
 		code=$(jq -r .code "$COURTS_ROOT/apache/errors/$s.json")
 		req GET "/courts-test/status/$s"
 		expect_apache_problem "$s" "$code" || { echo "status $s" >&2; return 1; }
