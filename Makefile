@@ -5,6 +5,7 @@
 #   make token    mint a development token: make token SUB=alice ROLES=OWNER (no ROLES: a player)
 #   make sweep    run the cron sweeper once against the `make run` database
 #   make bench    benchmark plain CGI and FastCGI (see bench/)
+#   make fuzz     build the libFuzzer targets of tests/fuzz/ and fuzz each for FUZZ_SECONDS
 
 VERSION   := 0.1.0
 BUILD     ?= build
@@ -64,9 +65,10 @@ LIB        := $(BUILD)/libcommon.a
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
-	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos
+	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos clang \
+	libclang-rt-14-dev
 
-.PHONY: all build install run test unit token sweep bench clean FORCE
+.PHONY: all build install run test unit token sweep bench fuzz fuzz-build clean FORCE
 .SECONDARY:
 
 all: build
@@ -138,6 +140,84 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
+# Fuzzing (tests/fuzz/): every parser of untrusted bytes as a libFuzzer target, built with clang,
+# AddressSanitizer and UndefinedBehaviorSanitizer over a copy of the library built the same way.
+# `make test` runs each one over its kept corpus for FUZZ_RUNS inputs; `make fuzz` fuzzes each
+# for FUZZ_SECONDS (FUZZ_TARGETS="auth url" picks some), see the README.
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 60
+FUZZ_RUNS    ?= 2000
+FUZZ_TARGETS ?=
+FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+# The test keys the targets sign and verify tokens with, made for each build directory (no key
+# is kept in the repository); the targets read them at run time from this absolute path.
+FUZZ_KEYS    := $(addprefix $(BUILD)/fuzz/keys/,rsa_private.pem rsa_public.pem ec_private.pem \
+                ec_public.pem)
+FUZZ_KEY_DIR := $(if $(filter /%,$(firstword $(BUILD))),,$(CURDIR)/)$(BUILD)/fuzz/keys
+FUZZ_CFLAGS  := -g -O1 -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+                -Icommon -Itests/fuzz $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+                -DCOURTS_VERSION='"$(VERSION)"' -DCOURTS_BUILD='"$(GIT_REV)"' $(FUZZ_SAN) \
+                -DFUZZ_KEY_DIR='"$(FUZZ_KEY_DIR)"'
+FUZZ_LDLIBS  := -lfcgi -lpq $(shell pkg-config --libs libcjson libjwt openssl 2>/dev/null || \
+                echo -ljwt -lcjson -lssl -lcrypto) -lm
+FUZZ_SRC     := $(wildcard tests/fuzz/*.c)
+FUZZ_BIN     := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_LIB     := $(BUILD)/fuzz/libcommon.a
+FUZZ_CGI_OBJ := $(CGI_SRC:cgi-bin/%.c=$(BUILD)/fuzz/cgi-bin/%.o)
+
+# the keys by name too: under .SECONDARY a missing one is made again only when asked for
+fuzz-build: $(FUZZ_KEYS) $(FUZZ_BIN)
+
+fuzz: install fuzz-build
+	@BUILD=$(BUILD) scripts/fuzz.sh -t $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+$(BUILD)/fuzz/common/%.o: common/%.c common/*.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_LIB): $(COMMON_SRC:%.c=$(BUILD)/fuzz/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/fuzz/stub/%.o: tests/fuzz/stub/%.c tests/fuzz/stub/*.h common/*.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+# A program's own file, its main() renamed and http_main() turned into a hand-over of the
+# route table to the target (see tests/fuzz/route.c): the real tables, not copies.
+$(BUILD)/fuzz/cgi-bin/%.o: cgi-bin/%.c common/*.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=fuzz_main_$* \
+		-Dhttp_main=fuzz_routes_take -c -o $@ $<
+
+# the whole request path of owner.cgi, the database stubbed; the router against every table
+$(BUILD)/fuzz/request: $(BUILD)/fuzz/cgi-bin/owner.o $(BUILD)/fuzz/stub/db_stub.o
+$(BUILD)/fuzz/route: $(FUZZ_CGI_OBJ)
+
+# RSA 2048 and EC P-256, the private keys readable by their owner only; made again only when
+# gone (a target reads them when it starts: a new key needs no relink)
+$(FUZZ_BIN): | $(FUZZ_KEYS)
+
+$(BUILD)/fuzz/keys/rsa_private.pem:
+	@mkdir -p "$(dir $@)"
+	umask 077 && openssl genpkey -quiet -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+		-out "$@.tmp"
+	@mv -f "$@.tmp" "$@"
+
+$(BUILD)/fuzz/keys/ec_private.pem:
+	@mkdir -p "$(dir $@)"
+	umask 077 && openssl genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
+		-out "$@.tmp"
+	@mv -f "$@.tmp" "$@"
+
+$(BUILD)/fuzz/keys/%_public.pem: $(BUILD)/fuzz/keys/%_private.pem
+	openssl pkey -in "$<" -pubout -out "$@"
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_LIB) common/*.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(FUZZ_LIB) \
+		$(FUZZ_LDLIBS)
+
 # run, test and bench build in a second make: it reads this file again after `install`, so
 # that a first build on a fresh machine sees pg_config and the static libraries (lean).
 run: install
@@ -146,8 +226,8 @@ run: install
 
 # all three modes unless MODE is given on the command line
 test: install
-	@$(MAKE) --no-print-directory build
-	@BUILD=$(BUILD) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi pool)" \
+	@$(MAKE) --no-print-directory build fuzz-build
+	@BUILD=$(BUILD) FUZZ_RUNS=$(FUZZ_RUNS) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi pool)" \
 		scripts/test.sh $(TESTS)
 
 token: $(TOOLS_BIN)

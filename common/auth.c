@@ -1,6 +1,7 @@
 /* auth: JWT checks in the order that leaks least: shape, alg pin, signature, then claims. */
 #include "auth.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,7 +281,9 @@ claims_check(jwt_t *jwt, long now, struct auth_claims *out, const char **why)
 	}
 	snprintf(out->issuer, sizeof out->issuer, "%s", iss->valuestring);
 	snprintf(out->subject, sizeof out->subject, "%s", sub->valuestring);
-	out->exp = (long)exp->valuedouble;
+	/* exp is only bounded below: a far one (1e300, or 1e999 read as infinity) must not
+	 * overflow the conversion */
+	out->exp = exp->valuedouble < (double)LONG_MAX ? (long)exp->valuedouble : LONG_MAX;
 	out->roles = roles_of(claims, cfg->jwt_roles_claim);
 	rc = 0;
 out:
@@ -379,6 +382,15 @@ user_resolve(struct req *r, const struct auth_claims *c)
 	return 0;
 }
 
+const char *
+auth_bearer_token(const char *authorization)
+{
+	if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0 ||
+	    authorization[7] == '\0')
+		return NULL;
+	return authorization + 7;
+}
+
 static void
 unauthorized(struct req *r, const char *challenge, const char *code, const char *detail)
 {
@@ -390,11 +402,10 @@ int
 auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 {
 	struct auth_claims c;
-	const char *why;
+	const char *why, *token;
 
 	/* no token is the caller's mistake whatever the state of our key */
-	if (authorization == NULL || strncasecmp(authorization, "Bearer ", 7) != 0 ||
-	    authorization[7] == '\0') {
+	if ((token = auth_bearer_token(authorization)) == NULL) {
 		unauthorized(r, "Bearer realm=\"courts\"", "UNAUTHORIZED",
 		    "A Bearer token is required.");
 		return -1;
@@ -406,7 +417,7 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 		    "Authentication is temporarily unavailable; retry later.");
 		return -1;
 	}
-	if (auth_verify(authorization + 7, (long)time(NULL), &c, &why) != 0) {
+	if (auth_verify(token, (long)time(NULL), &c, &why) != 0) {
 		log_msg(r, "info", "token refused: %s", why);
 		unauthorized(r, "Bearer realm=\"courts\", error=\"invalid_token\"", "INVALID_TOKEN",
 		    why);

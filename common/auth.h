@@ -34,6 +34,10 @@ int auth_verify(const char *token, long now, struct auth_claims *out, const char
  * creating the local user on first sight. Returns 0, or -1 after answering 401 / 403 / 503. */
 int auth_request_or_problem(struct req *r, const char *authorization, unsigned need);
 
+/* The token of an Authorization header value: what follows "Bearer " (scheme in any case),
+ * borrowed from authorization; NULL when the header is absent, of another scheme or empty. */
+const char *auth_bearer_token(const char *authorization);
+
 /* Strict base64url (no padding, canonical trailing bits) into out; returns the decoded length
  * or -1. out must hold at least (len * 3) / 4 bytes. */
 long auth_b64url_decode(const char *in, size_t len, unsigned char *out);

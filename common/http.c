@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -21,7 +20,7 @@
 #include "log.h"
 #include "pool.h"
 #include "problem.h"
-#include "valid.h"
+#include "url.h"
 
 /* Transport state of the request being served. */
 struct priv {
@@ -85,62 +84,6 @@ out_write(const struct priv *p, const char *buf, size_t n)
 		fwrite(buf, 1, n, stdout);
 }
 
-static int
-hexval(int c)
-{
-	if (c >= '0' && c <= '9') return c - '0';
-	if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-	return -1;
-}
-
-/* Percent-decodes n bytes of s (and '+' as space when plus); NULL on a bad or NUL escape. */
-static char *
-url_decode(struct arena *a, const char *s, size_t n, bool plus)
-{
-	char *out = arena_alloc(a, n + 1), *o = out;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (s[i] == '%') {
-			int hi, lo;
-
-			if (i + 2 >= n || (hi = hexval(s[i + 1])) < 0 || (lo = hexval(s[i + 2])) < 0 ||
-			    (hi == 0 && lo == 0))
-				return NULL;
-			*o++ = (char)(hi * 16 + lo);
-			i += 2;
-		} else if (plus && s[i] == '+')
-			*o++ = ' ';
-		else
-			*o++ = s[i];
-	}
-	*o = '\0';
-	return out;
-}
-
-static void
-query_parse(struct req *r, const char *qs)
-{
-	while (qs != NULL && *qs != '\0' && r->nquery < REQ_MAX_QUERY) {
-		size_t len = strcspn(qs, "&"), klen = strcspn(qs, "=");
-		const char *name, *value;
-
-		if (klen > len)
-			klen = len;
-		name = url_decode(r->a, qs, klen, true);
-		value = klen < len ? url_decode(r->a, qs + klen + 1, len - klen - 1, true) : "";
-		if (name != NULL && value != NULL && *name != '\0' && req_query(r, name) == NULL) {
-			r->query_names[r->nquery] = name;
-			r->query_values[r->nquery] = value;
-			r->nquery++;
-		}
-		qs += len;
-		if (*qs == '&')
-			qs++;
-	}
-}
-
 static void
 response_write(struct req *r, const struct priv *p)
 {
@@ -180,68 +123,6 @@ request_id(struct req *r, const struct priv *p)
 	return s;
 }
 
-/* Matches path against pattern, capturing {name} segments. */
-static bool
-route_match(struct req *r, const char *pattern, const char *path)
-{
-	const char *pp = pattern, *sp = path;
-
-	r->nparams = 0;
-	while (*pp != '\0' && *sp != '\0') {
-		size_t plen = strcspn(pp + 1, "/") + 1, slen = strcspn(sp + 1, "/") + 1;
-
-		if (pp[1] == '{') {
-			const char *colon;
-
-			if (slen <= 1 || r->nparams == REQ_MAX_PARAMS)
-				return false;
-			colon = memchr(pp + 2, ':', plen - 2);
-			r->param_names[r->nparams] = arena_strndup(r->a, pp + 2,
-			    (size_t)((colon != NULL ? colon : pp + plen - 1) - (pp + 2)));
-			r->param_values[r->nparams] = arena_strndup(r->a, sp + 1, slen - 1);
-			r->nparams++;
-		} else if (plen != slen || strncmp(pp, sp, plen) != 0)
-			return false;
-		pp += plen;
-		sp += slen;
-	}
-	return *pp == '\0' && *sp == '\0';
-}
-
-/* Checks captured parameters against their declared kinds; records field errors. */
-static void
-params_check(struct req *r)
-{
-	const char *pp = r->route->pattern;
-	int i = 0;
-
-	while ((pp = strchr(pp, '{')) != NULL && i < r->nparams) {
-		bool is_date = strncmp(strcspn(pp, ":}") + pp, ":date}", 6) == 0;
-		const char *v = r->param_values[i];
-
-		if (is_date ? !valid_date(v) : !valid_uuid(v))
-			problem_field(r, r->param_names[i],
-			    is_date ? "must be a date YYYY-MM-DD" : "must be a UUID");
-		pp++;
-		i++;
-	}
-}
-
-static bool
-json_media_type(const char *ct)
-{
-	size_t n;
-
-	if (ct == NULL)
-		return false;
-	n = strcspn(ct, ";");
-	while (n > 0 && ct[n - 1] == ' ')
-		n--;
-	return (n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
-	    (n > 17 && strncasecmp(ct, "application/", 12) == 0 &&
-	    strncasecmp(ct + n - 5, "+json", 5) == 0);
-}
-
 static void
 body_load(struct req *r, struct priv *p)
 {
@@ -251,7 +132,7 @@ body_load(struct req *r, struct priv *p)
 	size_t got;
 	const char *end = NULL;
 
-	if (!json_media_type(env(p, "CONTENT_TYPE"))) {
+	if (!route_json_media_type(env(p, "CONTENT_TYPE"))) {
 		problem_send(r, 415, "UNSUPPORTED_MEDIA_TYPE",
 		    "The body must be JSON with Content-Type: application/json.");
 		return;
@@ -277,57 +158,23 @@ body_load(struct req *r, struct priv *p)
 		problem_send(r, 400, "MALFORMED_JSON", "The body must be a JSON object.");
 }
 
-static const struct route *
-route_find(struct req *r, const struct route *routes, size_t n)
-{
-	char allow[128] = "";
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		if (!route_match(r, routes[i].pattern, r->path))
-			continue;
-		if (strcmp(routes[i].method, r->method) == 0)
-			return &routes[i];
-		if (strstr(allow, routes[i].method) == NULL)
-			snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
-			    allow[0] != '\0' ? ", " : "", routes[i].method);
-	}
-	r->nparams = 0;
-	if (allow[0] != '\0') {
-		req_add_header(r, "Allow", allow);
-		problem_send(r, 405, "METHOD_NOT_ALLOWED", "The method is not allowed on this path.");
-	} else
-		problem_send(r, 404, "NOT_FOUND", "No such endpoint.");
-	return NULL;
-}
-
 /* Fills method and path from the environment; false after answering. */
 static bool
 request_line(struct req *r, const struct priv *p)
 {
 	const char *uri = env(p, "REQUEST_URI"), *base = config_get()->base_path;
 	const char *m = env(p, "REQUEST_METHOD");
-	size_t n, blen = strlen(base);
 	char *path;
 
 	r->method = m != NULL ? m : "GET";
 	if (uri == NULL)	/* not Apache: fall back to the CGI split */
 		uri = arena_printf(r->a, "%s%s", env(p, "SCRIPT_NAME") != NULL ?
 		    env(p, "SCRIPT_NAME") : "", env(p, "PATH_INFO") != NULL ? env(p, "PATH_INFO") : "");
-	n = strcspn(uri, "?");
-	if (blen > 0 && n >= blen && strncmp(uri, base, blen) == 0) {
-		uri += blen;
-		n -= blen;
-	}
-	path = url_decode(r->a, uri, n, false);
-	if (path == NULL) {
+	if ((path = url_path(r->a, uri, base)) == NULL) {
 		r->path = "";
 		problem_send(r, 404, "NOT_FOUND", "No such endpoint.");
 		return false;
 	}
-	n = strlen(path);
-	if (n > 1 && path[n - 1] == '/')
-		path[n - 1] = '\0';
 	r->path = path;
 	return true;
 }
@@ -357,7 +204,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 	const struct route *rt;
 	unsigned need;
 
-	query_parse(r, env(p, "QUERY_STRING"));
+	url_query_parse(r, env(p, "QUERY_STRING"));
 	if (!request_line(r, p))
 		return;
 	if (cl != NULL && strtol(cl, NULL, 10) > HTTP_BODY_MAX) {
@@ -367,7 +214,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 	if ((rt = route_find(r, routes, nroutes)) == NULL)
 		return;
 	r->route = rt;
-	params_check(r);
+	route_params_check(r);
 	if (problem_fields_or_send(r) != 0)
 		return;
 	if (rt->auth != AUTH_NONE) {
@@ -414,6 +261,12 @@ request_handle(struct arena *a, FCGX_Request *fr, const struct route *routes, si
 		body_drain(&p);
 	response_write(&r, &p);
 	db_end(&db);
+}
+
+void
+http_serve_cgi(struct arena *a, const struct route *routes, size_t nroutes)
+{
+	request_handle(a, NULL, routes, nroutes);
 }
 
 /* Last resort in plain CGI: a crash still leaves the client a valid 500. */
@@ -477,7 +330,7 @@ http_main(const char *program, const struct route *routes, size_t nroutes)
 		signal(SIGSEGV, fatal_signal);
 		signal(SIGBUS, fatal_signal);
 		signal(SIGABRT, fatal_signal);
-		request_handle(serve_arena, NULL, routes, nroutes);
+		http_serve_cgi(serve_arena, routes, nroutes);
 		db_close();
 	} else {
 		/* started by mod_fcgid, listening socket on fd 0 */

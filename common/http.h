@@ -14,35 +14,19 @@
 #include <stddef.h>
 
 #include "req.h"
+#include "route.h"
 
 #define HTTP_BODY_MAX	65536	/* bytes; larger bodies get 413 */
-
-enum auth_level {
-	AUTH_NONE,	/* no token needed; a token sent anyway is ignored */
-	AUTH_PLAYER,	/* any valid token */
-	AUTH_OWNER,	/* valid token with the OWNER role */
-	AUTH_ADMIN	/* valid token with the ADMIN role */
-};
-
-/* Route flags, or'ed together. */
-#define BODY_NONE		0x0u	/* any body is ignored */
-#define BODY_JSON		0x1u	/* a JSON object is required */
-#define ROUTE_IDEMPOTENT	0x2u	/* a write that honours Idempotency-Key (idem.h) */
-
-typedef void (*handler_fn)(struct req *);
-
-struct route {
-	const char	*method;	/* "GET", "POST", ... */
-	const char	*pattern;	/* "/api/owner/venues/{venueId}"; {x} is a UUID, {x:date} a date */
-	handler_fn	 handler;
-	enum auth_level	 auth;
-	unsigned	 flags;		/* BODY_NONE or BODY_JSON, | ROUTE_IDEMPOTENT */
-};
 
 /* Runs the program: handles one CGI request; or, started by mod_fcgid, FastCGI requests until
  * the server stops it; or, with FCGI_LISTEN=/path/to.sock in the environment, listens there
  * with FCGI_WORKERS (default 4) supervised worker processes for mod_proxy_fcgi (pool.h).
  * program names the executable in log lines. Returns the process exit status. */
 int http_main(const char *program, const struct route *routes, size_t nroutes);
+
+/* Serves one plain CGI request (environment, stdin, stdout) with its memory in a, reset
+ * first: the pipeline above as http_main() runs it for a CGI, without the last-resort
+ * signal handlers, so the fuzzer (tests/fuzz/request.c) can drive it request by request. */
+void http_serve_cgi(struct arena *a, const struct route *routes, size_t nroutes);
 
 #endif

@@ -190,12 +190,14 @@ body_money(struct req *r, const char *name, unsigned flags, long long *cents)
 
 	if (!body_number(r, name, flags, &v))
 		return false;
-	if (v <= 0) {
-		problem_field(r, name, "must be greater than 0");
+	if (v > 0 && !valid_money(v, cents)) {
+		problem_field(r, name, "must have at most two decimals and be below 10000000000");
 		return false;
 	}
-	if (!valid_money(v, cents)) {
-		problem_field(r, name, "must have at most two decimals and be below 10000000000");
+	/* on the cents: 1e-9 is within valid_money's allowance for binary noise and reads as
+	 * 0.00, which the database's CHECK (price > 0) would refuse as a 409 */
+	if (v <= 0 || *cents == 0) {
+		problem_field(r, name, "must be greater than 0");
 		return false;
 	}
 	return true;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test.sh: `make test`. Runs the C unit tests, then the bats suite against a real PostgreSQL
-# and a real Apache (tests/setup_suite.bash) once per mode in $MODES, the modes side by side
-# (each has its own cluster, server and port), and ends with one line "N passed, N failed".
+# test.sh: `make test`. Runs the C unit tests and each fuzz target over its kept corpus, then
+# the bats suite against a real PostgreSQL and a real Apache (tests/setup_suite.bash) once per
+# mode in $MODES, the modes side by side (each has its own cluster, server and port), and
+# ends with one line "N passed, N failed".
 # Arguments, if any, are bats files to run instead of all.
 #
 # The suite does not depend on the caller's locale, time zone or umask: tests/setup_suite.bash
@@ -48,6 +49,16 @@ for t in "$build"/unit/*; do
 		fail=$((fail + 1))
 	fi
 done
+
+# each fuzz target over its kept corpus and a fixed number of mutations (scripts/fuzz.sh)
+echo "# fuzz targets, ${FUZZ_RUNS:-2000} runs each"
+before=$((pass + fail))
+BUILD=$build "$root/scripts/fuzz.sh" -r "${FUZZ_RUNS:-2000}" >"$work/fuzz.out" 2>&1
+count_tap <"$work/fuzz.out"
+if [ $((pass + fail)) -eq "$before" ]; then
+	echo "not ok - no fuzz target ran: $(head -n 1 "$work/fuzz.out")"
+	fail=$((fail + 1))
+fi
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=("$root"/tests/*.bats)

@@ -30,6 +30,25 @@ req() {
 	HTTP_TYPE=$(grep -i '^content-type:' "$hdr" | tail -n 1 | cut -d: -f2- | cut -d';' -f1 |
 		tr -d ' \r')
 	HTTP_BODY=$(cat "$out")
+	[ -z "${COURTS_FUZZ_RECORD:-}" ] || req_record "$method" "$path" "$has_body" "$body" "${args[@]}"
+}
+
+# req_record METHOD PATH HAS_BODY BODY CURL_ARGS...: with COURTS_FUZZ_RECORD=DIR, keeps the
+# request just made in DIR, in the form of the request fuzzer's input, with the status it got
+# and when; tests/fuzz/seeds.sh makes the fuzzers' seeds from these.
+req_record() {
+	local method=$1 path=$2 has_body=$3 body=$4
+	shift 4
+	mkdir -p "$COURTS_FUZZ_RECORD"
+	{
+		printf '%s %s\n' "$method" "$path"
+		while [ $# -gt 0 ]; do
+			[ "$1" = -H ] && printf '%s\n' "$2" && shift
+			shift
+		done
+		printf 'X-Recorded: %s %s\n\n' "$HTTP_STATUS" "$(date +%s)"
+		[ "$has_body" = 0 ] || printf '%s' "$body"
+	} >"$COURTS_FUZZ_RECORD/$(date +%s%N).$$"
 }
 
 # header NAME: value of a response header of the last req (without CR).

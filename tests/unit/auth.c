@@ -2,6 +2,7 @@
  *
  * RSA 2048 and EC P-256 key pairs are generated with OpenSSL; the public PEM goes to a
  * temporary file named by JWT_PUBLIC_KEY_FILE, tokens are signed here with libjwt. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -163,6 +164,21 @@ verify(const char *token, struct auth_claims *c, const char **why)
 } while (0)
 
 static void
+test_bearer(void)
+{
+	CHECK_STR(auth_bearer_token("Bearer abc.def.ghi"), "abc.def.ghi", "bearer: the token follows");
+	CHECK_STR(auth_bearer_token("bearer abc"), "abc", "bearer: the scheme in any case");
+	CHECK_STR(auth_bearer_token("Bearer  abc"), " abc",
+	    "bearer: a second space is the token's, and verification refuses it");
+	CHECK(auth_bearer_token("Bearer ") == NULL, "bearer: an empty token is none");
+	CHECK(auth_bearer_token("Bearer") == NULL, "bearer: the scheme alone is none");
+	CHECK(auth_bearer_token("Basic YWxhZGRpbjpvcGVuc2VzYW1l") == NULL, "bearer: Basic is none");
+	CHECK(auth_bearer_token("Bearerabc") == NULL, "bearer: no space after the scheme is none");
+	CHECK(auth_bearer_token("") == NULL, "bearer: empty header is none");
+	CHECK(auth_bearer_token(NULL) == NULL, "bearer: no header is none");
+}
+
+static void
 test_b64url(void)
 {
 	static const struct { const char *in, *out; } vec[] = {
@@ -258,6 +274,10 @@ test_rs256(const struct keypair *rsa, const struct keypair *other, const struct 
 	tok = mint(rsa->priv, rsa->priv_len, JWT_ALG_RS256,
 	    "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"x\",\"exp\":%ld}", ISS, AUD, now - 61);
 	REFUSED(tok, "token expired", "exp: 61 s past is refused");
+	tok = mint(rsa->priv, rsa->priv_len, JWT_ALG_RS256,
+	    "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"x\",\"exp\":1e300}", ISS, AUD);
+	CHECK(verify(tok, &c, &why) == 0 && c.exp == LONG_MAX,
+	    "exp: beyond any date is accepted and read as the largest time (no overflow)");
 	tok = mint(rsa->priv, rsa->priv_len, JWT_ALG_RS256,
 	    "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"x\",\"exp\":%ld}", ISS, AUD, now - 3600);
 	REFUSED(tok, "token expired", "exp: an hour past is refused");
@@ -462,6 +482,7 @@ main(void)
 	memset(&ec, 0, sizeof ec);
 	memset(&ec2, 0, sizeof ec2);
 
+	test_bearer();
 	test_b64url();
 	keys = keypair_make(&rsa, EVP_PKEY_RSA) && keypair_make(&other, EVP_PKEY_RSA) &&
 	    keypair_make(&ec, EVP_PKEY_EC) && keypair_make(&ec2, EVP_PKEY_EC);

@@ -1,5 +1,5 @@
-/* input: the body_* readers and input_fmt_* on a hand-built request (no driver, no database).
- * query_* read the driver's private query storage and are covered by the bats suite. */
+/* input: the body_* and query_* readers and input_fmt_* on a hand-built request (no driver,
+ * no database); query strings are parsed as the driver does (url.h). */
 #include <stdbool.h>
 #include <stdlib.h>
 
@@ -10,10 +10,12 @@
 #include "input.h"
 #include "json.h"
 #include "problem.h"
+#include "url.h"
 #include "unit.h"
 
 static struct arena *arena;
 static struct req r;
+static const char *const skills_for_query[] = { "BEGINNER", "ADVANCED", NULL };
 
 /* A fresh request whose body is json (an object), in a reset arena. */
 static void
@@ -235,6 +237,10 @@ test_money(void)
 	CHECK(!body_money(&r, "price", IN_REQUIRED, &c), "money: 0 refused");
 	ONE_ERROR("price", "must be greater than 0", "money: zero says 'must be greater than 0'");
 
+	req_with("{\"price\":1e-9}");
+	CHECK(!body_money(&r, "price", IN_REQUIRED, &c), "money: 1e-9 refused (it would be 0.00)");
+	ONE_ERROR("price", "must be greater than 0", "money: less than a cent says 'greater than 0'");
+
 	req_with("{\"price\":-5}");
 	CHECK(!body_money(&r, "price", IN_REQUIRED, &c), "money: -5 refused");
 	ONE_ERROR("price", "must be greater than 0", "money: negative says 'must be greater than 0'");
@@ -370,6 +376,36 @@ test_fmt(void)
 	CHECK_STR(input_fmt_double(&r, 90), "90", "fmt_double: 90 has no decimals");
 }
 
+static void
+test_query(void)
+{
+	const char *s = NULL;
+	double d = 0;
+	long l = 0;
+
+	req_with("{}");
+	url_query_parse(&r, "lat=40.4168&lng=-3.7&limit=5&date=2030-02-29&from=08%3A00%3A00&"
+	    "skill=ADVANCED&blank=");
+	CHECK(query_latitude(&r, "lat", IN_REQUIRED, &d) && d == 40.4168, "query: latitude read");
+	CHECK(query_int(&r, "limit", 0, &l) && l == 5, "query: integer read");
+	CHECK(query_time(&r, "from", 0, &s) && strcmp(s, "08:00:00") == 0,
+	    "query: a time read after decoding");
+	CHECK(query_enum(&r, "skill", 0, skills_for_query, &s), "query: an allowed value read");
+	CHECK_INT(nerrors(), 0, "query: valid parameters record nothing");
+	CHECK(!query_string(&r, "blank", 0, &s) && nerrors() == 0,
+	    "query: an empty optional value reads as absent");
+	CHECK(!query_date(&r, "date", 0, &s), "query: a day that does not exist is refused");
+	ONE_ERROR("date", "must be a date YYYY-MM-DD", "query: the bad date is reported");
+
+	req_with("{}");
+	url_query_parse(&r, "radiusKm=+5&n=1e999&lng=200");
+	CHECK(!query_number(&r, "radiusKm", 0, &d), "query: '+' decodes to a space, not a sign");
+	CHECK(!query_number(&r, "n", 0, &d), "query: a number beyond double is refused");
+	CHECK(!query_longitude(&r, "lng", 0, &d), "query: longitude out of range refused");
+	CHECK(!query_string(&r, "absent", IN_REQUIRED, &s), "query: absent required is false");
+	CHECK_INT(nerrors(), 4, "query: each refusal records one error");
+}
+
 int
 main(void)
 {
@@ -389,6 +425,7 @@ main(void)
 	test_enum();
 	test_geo();
 	test_fmt();
+	test_query();
 	json_use_arena(NULL);
 	arena_free(arena);
 	return unit_done();

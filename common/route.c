@@ -1,0 +1,93 @@
+/* route: pattern matching, typed path parameters and the body's media type. */
+#include "route.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "problem.h"
+#include "valid.h"
+
+bool
+route_match(struct req *r, const char *pattern, const char *path)
+{
+	const char *pp = pattern, *sp = path;
+
+	r->nparams = 0;
+	while (*pp != '\0' && *sp != '\0') {
+		size_t plen = strcspn(pp + 1, "/") + 1, slen = strcspn(sp + 1, "/") + 1;
+
+		if (pp[1] == '{') {
+			const char *colon;
+
+			if (slen <= 1 || r->nparams == REQ_MAX_PARAMS)
+				return false;
+			colon = memchr(pp + 2, ':', plen - 2);
+			r->param_names[r->nparams] = arena_strndup(r->a, pp + 2,
+			    (size_t)((colon != NULL ? colon : pp + plen - 1) - (pp + 2)));
+			r->param_values[r->nparams] = arena_strndup(r->a, sp + 1, slen - 1);
+			r->nparams++;
+		} else if (plen != slen || strncmp(pp, sp, plen) != 0)
+			return false;
+		pp += plen;
+		sp += slen;
+	}
+	return *pp == '\0' && *sp == '\0';
+}
+
+const struct route *
+route_find(struct req *r, const struct route *routes, size_t n)
+{
+	char allow[128] = "";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!route_match(r, routes[i].pattern, r->path))
+			continue;
+		if (strcmp(routes[i].method, r->method) == 0)
+			return &routes[i];
+		if (strstr(allow, routes[i].method) == NULL)
+			snprintf(allow + strlen(allow), sizeof allow - strlen(allow), "%s%s",
+			    allow[0] != '\0' ? ", " : "", routes[i].method);
+	}
+	r->nparams = 0;
+	if (allow[0] != '\0') {
+		req_add_header(r, "Allow", allow);
+		problem_send(r, 405, "METHOD_NOT_ALLOWED", "The method is not allowed on this path.");
+	} else
+		problem_send(r, 404, "NOT_FOUND", "No such endpoint.");
+	return NULL;
+}
+
+void
+route_params_check(struct req *r)
+{
+	const char *pp = r->route->pattern;
+	int i = 0;
+
+	while ((pp = strchr(pp, '{')) != NULL && i < r->nparams) {
+		bool is_date = strncmp(strcspn(pp, ":}") + pp, ":date}", 6) == 0;
+		const char *v = r->param_values[i];
+
+		if (is_date ? !valid_date(v) : !valid_uuid(v))
+			problem_field(r, r->param_names[i],
+			    is_date ? "must be a date YYYY-MM-DD" : "must be a UUID");
+		pp++;
+		i++;
+	}
+}
+
+bool
+route_json_media_type(const char *ct)
+{
+	size_t n;
+
+	if (ct == NULL)
+		return false;
+	n = strcspn(ct, ";");
+	while (n > 0 && ct[n - 1] == ' ')
+		n--;
+	return (n == 16 && strncasecmp(ct, "application/json", 16) == 0) ||
+	    (n > 17 && strncasecmp(ct, "application/", 12) == 0 &&
+	    strncasecmp(ct + n - 5, "+json", 5) == 0);
+}
