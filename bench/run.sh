@@ -67,6 +67,13 @@ prog[search_small]=search.cgi
 prog[search_city]=search.cgi
 prog[create]=requests.cgi
 
+# Fair-use settings of the service Apaches: what the code allows closest to no checks
+# (MAX_UNPAID_HOLDS takes 1..1000; the hold count and the lock of the player's row run
+# whatever the value), no write budget, so that the write cases measure successful writes
+# and not 409 HOLD_LIMIT or 429 RATE_LIMITED
+checks_off=(MAX_UNPAID_HOLDS=1000 WRITE_BUDGET_PER_MINUTE=0 WRITE_BUDGET_BURST=)
+writers_max=1000	# players with a token of their own for the creates
+
 log() { printf '%s bench: %s\n' "$(date +%T)" "$*" >&2; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
@@ -184,7 +191,20 @@ mint() { "$build/tools/mint-token" -k "$state/keys/jwt_private.pem" -s "$1" -r "
 	-i "$issuer" -a "$audience" -e 7200; }
 owner_token=$(mint bench-owner-1 OWNER)
 player_token=$(mint bench-player-2 "")
-creator_token=$(mint bench-player-3 "")
+# The writers: players of CITY who are in no match of the data set, organizers of the
+# creates; a token each. Their numbers (bench-player-N) go to the SQL that undoes their
+# writes after every run.
+asql -v players="$city_players" -v most="$writers_max" <<-'SQL' >"$work/creators.txt"
+	SELECT p FROM generate_series(1, :players) p
+	 WHERE NOT EXISTS (SELECT 1 FROM match_players mp
+	                    WHERE mp.player_id = md5('bench-player-' || p)::uuid)
+	 ORDER BY p LIMIT :most;
+	SQL
+writers=$(wc -l <"$work/creators.txt")
+[ "$writers" -ge 16 ] || { echo "bench: fewer than 16 players in no match on CITY" >&2; exit 1; }
+log "minting $writers player tokens for the create case"
+while read -r p; do mint "bench-player-$p" ""; done <"$work/creators.txt" >"$work/creators.tokens"
+creators_sql="{$(paste -sd, "$work/creators.txt")}"
 madrid_date() { TZ=Europe/Madrid date -d "+$1 days" +%F; }
 search_date=$(madrid_date 3)
 # court 1 has exactly one live request, on day 1 of the data set's two weeks
@@ -205,12 +225,42 @@ case_url() {
 	create) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
 	esac
 }
+# the token of the probe and the other fixed-token runs; create.lua gives every request a
+# token of its own
 case_token() {
 	case $1 in
 	owner) echo "$owner_token" ;;
 	search_small | search_city) echo "$player_token" ;;
-	create) echo "$creator_token" ;;
+	create) head -n 1 "$work/creators.tokens" ;;
 	esac
+}
+
+# undo_writes CASE: after a create run (settled), deletes what it wrote, so that every run
+# starts from the loaded data set: the matches the creators organized, with their players,
+# payments and status changes.
+undo_writes() {
+	case $1 in
+	create)
+		asql -v ids="$creators_sql" <<-'SQL' >/dev/null
+		BEGIN;
+		CREATE TEMP TABLE gone ON COMMIT DROP AS
+		SELECT id FROM match_requests
+		 WHERE organizer_id IN (SELECT md5('bench-player-' || p)::uuid FROM unnest(:'ids'::int[]) p);
+		DELETE FROM payments WHERE match_request_id IN (SELECT id FROM gone);
+		DELETE FROM match_players WHERE match_request_id IN (SELECT id FROM gone);
+		DELETE FROM match_status_changes WHERE match_request_id IN (SELECT id FROM gone);
+		DELETE FROM match_requests WHERE id IN (SELECT id FROM gone);
+		COMMIT;
+		SQL
+		asql -c "VACUUM match_requests, match_players, payments, match_status_changes"
+		;;
+	esac
+}
+
+# finish_run CASE: after a wrk run, once the service is idle, undo what the run wrote
+finish_run() {
+	settle
+	undo_writes "$1"
 }
 
 # The first answer of a case decides whether it is measured: a program that is not built or
@@ -224,7 +274,10 @@ probe() {
 	fi
 	tok=$(case_token "$c")
 	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
-	if [ "$c" = create ]; then
+	local url
+	url=$(case_url "$c")
+	case $c in
+	create)
 		local d id dur
 		d=$(madrid_date $create_day)
 		create_day=$((create_day + 1))
@@ -233,8 +286,10 @@ probe() {
 			--arg d "$d" --argjson dur "$dur" --argjson lat "$centre_lat" --argjson lng "$centre_lng" \
 			'{resourceId: $id, bookingDate: $d, startTime: "08:00:00", slotDurationMinutes: $dur,
 			  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: $lat, searchLng: $lng}')")
-	fi
-	code=$(curl "${args[@]}" "$(case_url "$c")") || code=000
+		;;
+	esac
+	code=$(curl "${args[@]}" "$url") || code=000
+	undo_writes "$c"
 	if [[ $code == 2?? ]]; then
 		status[$c]=ok
 	elif [ "$code" = 404 ] && [ "$(jq -r '.code + "|" + .detail' "$body" 2>/dev/null)" = \
@@ -267,17 +322,21 @@ parse_wrk() {
 run_case() {
 	local c=$1 d=$2 out=$3 tok
 	local args=(-t"$threads" -c"$conns" -d"${d}s" --latency --timeout 10s)
-	tok=$(case_token "$c")
-	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
-	if [ "$c" = create ]; then
+	case $c in
+	create)
 		args+=(-s "$bench/create.lua")
 		BENCH_CREATE_IDS="$work/create-ids.txt" BENCH_CREATE_DATE=$(madrid_date $create_day) \
-		BENCH_CREATE_THREADS=$threads BENCH_CREATE_LAT=$centre_lat BENCH_CREATE_LNG=$centre_lng \
+		BENCH_CREATE_TOKENS="$work/creators.tokens" BENCH_CREATE_THREADS=$threads \
+		BENCH_CREATE_LAT=$centre_lat BENCH_CREATE_LNG=$centre_lng \
 			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
 		create_day=$((create_day + 1))
-	else
+		;;
+	*)
+		tok=$(case_token "$c")
+		[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
 		timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
-	fi
+		;;
+	esac
 }
 
 # settle: after a wrk run, waits (at most 60 s) until no statement of the service runs any
@@ -304,16 +363,19 @@ one_client() {
 	parse_wrk "$out" | awk '{ print $2 }'
 }
 
-apache_mode() {	# restart the two service Apaches (CITY and SMALL) in a mode; keeps the database
-	local mode=$1
-	"$root/scripts/stack.sh" stop-apache "$state"
-	"$root/scripts/stack.sh" stop-apache "$state/small"
+# apache_mode MODE: (re)starts the two service Apaches (CITY and SMALL) in a mode, keeping
+# the database
+apache_mode() {
+	local mode=$1 stack=$root/scripts/stack.sh
+	"$stack" stop-apache "$state"
+	"$stack" stop-apache "$state/small"
 	(
 		set -a
 		# shellcheck disable=SC1091
 		. "$state/env"
-		"$root/scripts/stack.sh" apache "$state" "$city_port" "$mode" "$build"
-		DATABASE_URL=$small_db "$root/scripts/stack.sh" apache "$state/small" "$small_port" "$mode" "$build"
+		env "${checks_off[@]}" "$stack" apache "$state" "$city_port" "$mode" "$build"
+		env "${checks_off[@]}" DATABASE_URL="$small_db" \
+			"$stack" apache "$state/small" "$small_port" "$mode" "$build"
 	) >"$work/apache-$mode.log" 2>&1 || { cat "$work/apache-$mode.log" >&2; return 1; }
 }
 
@@ -335,14 +397,14 @@ for mode in $modes; do
 	for c in $cases; do
 		[ "${status[$c]}" = ok ] || continue
 		run_case "$c" "$warmup" "$work/wrk/$mode-warmup-$c.txt"
-		settle
+		finish_run "$c"
 	done
 	for round in $(seq 1 "$rounds"); do
 		for c in $cases; do
 			[ "${status[$c]}" = ok ] || continue
 			out=$work/wrk/$mode-$round-$c.txt
 			run_case "$c" "$secs" "$out"
-			settle
+			finish_run "$c"
 			if line=$(parse_wrk "$out"); then
 				echo "$mode $round $c $line" >>"$runs"
 				rps=${line%% *}
@@ -655,6 +717,8 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo "- modes: $modes (the trivial CGI floor is always plain CGI, measured in every round)"
 	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI of the same round; non-2xx summed over the rounds"
 	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
+	echo "- fair use: ${checks_off[*]} (empty: unset); creates by $writers players," \
+		"undone after every run"
 	echo
 	cat "$table"
 	echo
