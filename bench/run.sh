@@ -38,7 +38,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots owner search_small search_city create"
+CASES="trivial health slots owner search_small search_city create join"
 cases=${BENCH_CASES:-$CASES}
 city_venues=${BENCH_CITY_VENUES:-10000}
 city_players=$((city_venues * 20))
@@ -60,19 +60,21 @@ label[owner]="GET /api/owner/venues (20 venues)"
 label[search_small]="GET /api/match/search (SMALL)"
 label[search_city]="GET /api/match/search (CITY)"
 label[create]="POST /api/match/requests (new slot each)"
+label[join]="POST /api/match/join/{token} (new match each)"
 prog[health]=health.cgi
 prog[slots]=public.cgi
 prog[owner]=owner.cgi
 prog[search_small]=search.cgi
 prog[search_city]=search.cgi
 prog[create]=requests.cgi
+prog[join]=invitations.cgi
 
 # Fair-use settings of the service Apaches: what the code allows closest to no checks
 # (MAX_UNPAID_HOLDS takes 1..1000; the hold count and the lock of the player's row run
 # whatever the value), no write budget, so that the write cases measure successful writes
 # and not 409 HOLD_LIMIT or 429 RATE_LIMITED
 checks_off=(MAX_UNPAID_HOLDS=1000 WRITE_BUDGET_PER_MINUTE=0 WRITE_BUDGET_BURST=)
-writers_max=1000	# players with a token of their own for the creates
+writers_max=1000	# players with a token of their own for the creates, and as many for the joins
 
 log() { printf '%s bench: %s\n' "$(date +%T)" "$*" >&2; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -191,20 +193,33 @@ mint() { "$build/tools/mint-token" -k "$state/keys/jwt_private.pem" -s "$1" -r "
 	-i "$issuer" -a "$audience" -e 7200; }
 owner_token=$(mint bench-owner-1 OWNER)
 player_token=$(mint bench-player-2 "")
-# The writers: players of CITY who are in no match of the data set, organizers of the
-# creates; a token each. Their numbers (bench-player-N) go to the SQL that undoes their
-# writes after every run.
-asql -v players="$city_players" -v most="$writers_max" <<-'SQL' >"$work/creators.txt"
+# The writers: players of CITY who are in no match of the data set, the first half joiners
+# (never in a match they join), the second half organizers of the creates; a token each.
+# Their numbers (bench-player-N) go to the SQL that undoes their writes after every run.
+asql -v players="$city_players" -v most="$((2 * writers_max))" <<-'SQL' >"$work/writers.txt"
 	SELECT p FROM generate_series(1, :players) p
 	 WHERE NOT EXISTS (SELECT 1 FROM match_players mp
 	                    WHERE mp.player_id = md5('bench-player-' || p)::uuid)
 	 ORDER BY p LIMIT :most;
 	SQL
-writers=$(wc -l <"$work/creators.txt")
-[ "$writers" -ge 16 ] || { echo "bench: fewer than 16 players in no match on CITY" >&2; exit 1; }
-log "minting $writers player tokens for the create case"
-while read -r p; do mint "bench-player-$p" ""; done <"$work/creators.txt" >"$work/creators.tokens"
+writers=$(($(wc -l <"$work/writers.txt") / 2))
+[ "$writers" -ge 16 ] || { echo "bench: fewer than 32 players in no match on CITY" >&2; exit 1; }
+head -n "$writers" "$work/writers.txt" >"$work/joiners.txt"
+sed -n "$((writers + 1)),$((2 * writers))p" "$work/writers.txt" >"$work/creators.txt"
+log "minting $((2 * writers)) player tokens for the create and join cases"
+for who in joiners creators; do
+	while read -r p; do mint "bench-player-$p" ""; done <"$work/$who.txt" >"$work/$who.tokens"
+done
+joiners_sql="{$(paste -sd, "$work/joiners.txt")}"
 creators_sql="{$(paste -sd, "$work/creators.txt")}"
+# the join targets: the invitation tokens of CITY's OPEN matches, in the order of their numbers
+asql -v requests="$city_requests" <<-'SQL' >"$work/join-matches.txt"
+	SELECT m.invitation_token FROM generate_series(0, :requests - 1) n
+	  JOIN match_requests m ON m.id = md5('bench-request-' || n)::uuid
+	 WHERE m.status = 'OPEN' ORDER BY n;
+	SQL
+join_matches=$(wc -l <"$work/join-matches.txt")
+join_shift=0	# which joiner takes which match: changes with every join run (join.lua)
 madrid_date() { TZ=Europe/Madrid date -d "+$1 days" +%F; }
 search_date=$(madrid_date 3)
 # court 1 has exactly one live request, on day 1 of the data set's two weeks
@@ -223,22 +238,26 @@ case_url() {
 	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
 	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
 	create) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
+	join) echo "http://127.0.0.1:$city_port/api/match/join/" ;;
 	esac
 }
-# the token of the probe and the other fixed-token runs; create.lua gives every request a
-# token of its own
+# the token of the probe and the other fixed-token runs; create.lua and join.lua give every
+# request a token of their own
 case_token() {
 	case $1 in
 	owner) echo "$owner_token" ;;
 	search_small | search_city) echo "$player_token" ;;
 	create) head -n 1 "$work/creators.tokens" ;;
+	join) head -n 1 "$work/joiners.tokens" ;;
 	esac
 }
 
-# undo_writes CASE: after a create run (settled), deletes what it wrote, so that every run
-# starts from the loaded data set: the matches the creators organized, with their players,
-# payments and status changes.
+# undo_writes CASE: after a create or join run (settled), deletes what it wrote, so that every
+# run starts from the loaded data set: the matches the creators organized, or the joiners'
+# places, their payments and the PLAYER_JOINED notices (the team counters are put back; the
+# trigger counts only joins and leaves). The write budgets' rows stay, as for any account.
 undo_writes() {
+	local n
 	case $1 in
 	create)
 		asql -v ids="$creators_sql" <<-'SQL' >/dev/null
@@ -253,6 +272,33 @@ undo_writes() {
 		COMMIT;
 		SQL
 		asql -c "VACUUM match_requests, match_players, payments, match_status_changes"
+		;;
+	join)
+		n=$(asql -v ids="$joiners_sql" <<-'SQL'
+		BEGIN;
+		CREATE TEMP TABLE gone ON COMMIT DROP AS
+		SELECT id, match_request_id, team FROM match_players
+		 WHERE player_id IN (SELECT md5('bench-player-' || p)::uuid FROM unnest(:'ids'::int[]) p);
+		DELETE FROM payments WHERE entry_id IN (SELECT id FROM gone);
+		DELETE FROM match_players WHERE id IN (SELECT id FROM gone);
+		UPDATE match_requests m
+		   SET team_a_count = m.team_a_count - g.a, team_b_count = m.team_b_count - g.b
+		  FROM (SELECT match_request_id, count(*) FILTER (WHERE team = 'TEAM_A') AS a,
+		               count(*) FILTER (WHERE team = 'TEAM_B') AS b
+		          FROM gone GROUP BY match_request_id) g
+		 WHERE m.id = g.match_request_id;
+		DELETE FROM notifications
+		 WHERE type = 'PLAYER_JOINED'
+		   AND payload->>'playerId' IN (SELECT md5('bench-player-' || p) FROM unnest(:'ids'::int[]) p);
+		SELECT count(*) FROM gone;
+		COMMIT;
+		SQL
+		)
+		asql -c "VACUUM match_requests, match_players, payments, notifications"
+		join_shift=$((join_shift + 1))
+		# more joins than OPEN matches: TEAM_B's second places were taken (join.lua)
+		[ "$n" -le "$join_matches" ] ||
+			log "$1: $n joins in one run, more than the $join_matches OPEN matches"
 		;;
 	esac
 }
@@ -286,6 +332,10 @@ probe() {
 			--arg d "$d" --argjson dur "$dur" --argjson lat "$centre_lat" --argjson lng "$centre_lng" \
 			'{resourceId: $id, bookingDate: $d, startTime: "08:00:00", slotDurationMinutes: $dur,
 			  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: $lat, searchLng: $lng}')")
+		;;
+	join)
+		url=$url$(head -n 1 "$work/join-matches.txt")
+		args+=(-X POST -H 'Content-Type: application/json' --data '{"team":"TEAM_B"}')
 		;;
 	esac
 	code=$(curl "${args[@]}" "$url") || code=000
@@ -330,6 +380,12 @@ run_case() {
 		BENCH_CREATE_LAT=$centre_lat BENCH_CREATE_LNG=$centre_lng \
 			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
 		create_day=$((create_day + 1))
+		;;
+	join)
+		args+=(-s "$bench/join.lua")
+		BENCH_JOIN_MATCHES="$work/join-matches.txt" BENCH_JOIN_TOKENS="$work/joiners.tokens" \
+		BENCH_JOIN_SHIFT=$join_shift BENCH_JOIN_THREADS=$threads \
+			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
 		;;
 	*)
 		tok=$(case_token "$c")
@@ -581,7 +637,7 @@ target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
 	fastcgi.search_small|pool.search_small) echo "1.0|||>= 1.0x" ;;
 	fastcgi.search_city|pool.search_city) echo "1.0||30|>= 1.0x, p50 < 30 ms" ;;
 	cgi.slots) echo "0.25|||>= 0.25x" ;;
-	*.create) echo "|||every request 2xx" ;;
+	*.create | *.join) echo "|||every request 2xx" ;;
 	*) echo "|||-" ;;
 	esac
 }
@@ -717,8 +773,8 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo "- modes: $modes (the trivial CGI floor is always plain CGI, measured in every round)"
 	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI of the same round; non-2xx summed over the rounds"
 	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
-	echo "- fair use: ${checks_off[*]} (empty: unset); creates by $writers players," \
-		"undone after every run"
+	echo "- fair use: ${checks_off[*]} (empty: unset); creates and joins by $writers players" \
+		"each, undone after every run"
 	echo
 	cat "$table"
 	echo
