@@ -86,7 +86,8 @@ checks_on=(MAX_UNPAID_HOLDS=1000 WRITE_BUDGET_PER_MINUTE=1000000 WRITE_BUDGET_BU
 rules_values="1000, 1000, 1000, 366, 1"
 rules_text="maxUpcomingPerPlayer 1000, maxPerPlayerPerDay 1000, maxPerPlayerPerWeek 1000"
 rules_text+=", bookingWindowDays 366, minNoticeMinutes 1"
-writers_max=1000	# players with a token of their own for the creates, and as many for the joins
+# players with a token of their own for the creates, and as many for the joins
+writers_max=1000
 
 log() { printf '%s bench: %s\n' "$(date +%T)" "$*" >&2; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -281,7 +282,8 @@ rules_for() {
 	[ "$want" = "$rules_state" ] && return 0
 	if [ "$want" = on ]; then
 		asql -c "UPDATE venues SET (max_upcoming_per_player, max_per_player_per_day,
-			max_per_player_per_week, booking_window_days, min_notice_minutes) = ($rules_values)"
+			max_per_player_per_week, booking_window_days, min_notice_minutes) =
+			($rules_values)"
 	else
 		asql -c "UPDATE venues SET (max_upcoming_per_player, max_per_player_per_day,
 			max_per_player_per_week, booking_window_days, min_notice_minutes) =
@@ -303,7 +305,8 @@ undo_writes() {
 		BEGIN;
 		CREATE TEMP TABLE gone ON COMMIT DROP AS
 		SELECT id FROM match_requests
-		 WHERE organizer_id IN (SELECT md5('bench-player-' || p)::uuid FROM unnest(:'ids'::int[]) p);
+		 WHERE organizer_id IN (SELECT md5('bench-player-' || p)::uuid
+		                          FROM unnest(:'ids'::int[]) p);
 		DELETE FROM payments WHERE match_request_id IN (SELECT id FROM gone);
 		DELETE FROM match_players WHERE match_request_id IN (SELECT id FROM gone);
 		DELETE FROM match_status_changes WHERE match_request_id IN (SELECT id FROM gone);
@@ -317,7 +320,8 @@ undo_writes() {
 		BEGIN;
 		CREATE TEMP TABLE gone ON COMMIT DROP AS
 		SELECT id, match_request_id, team FROM match_players
-		 WHERE player_id IN (SELECT md5('bench-player-' || p)::uuid FROM unnest(:'ids'::int[]) p);
+		 WHERE player_id IN (SELECT md5('bench-player-' || p)::uuid
+		                       FROM unnest(:'ids'::int[]) p);
 		DELETE FROM payments WHERE entry_id IN (SELECT id FROM gone);
 		DELETE FROM match_players WHERE id IN (SELECT id FROM gone);
 		UPDATE match_requests m
@@ -328,7 +332,8 @@ undo_writes() {
 		 WHERE m.id = g.match_request_id;
 		DELETE FROM notifications
 		 WHERE type = 'PLAYER_JOINED'
-		   AND payload->>'playerId' IN (SELECT md5('bench-player-' || p) FROM unnest(:'ids'::int[]) p);
+		   AND payload->>'playerId' IN (SELECT md5('bench-player-' || p)
+		                                  FROM unnest(:'ids'::int[]) p);
 		SELECT count(*) FROM gone;
 		COMMIT;
 		SQL
@@ -386,10 +391,12 @@ probe() {
 	[ "$(asql -c "$spent")" = "$before" ] || budget=spent
 	if [[ $code == 2?? ]]; then
 		status[$c]=ok
-		# a write spends a write budget on the checks-on server only (WRITE_BUDGET_PER_MINUTE)
+		# a write spends a write budget on the checks-on server only
 		case $c:$budget in
-		create:spent | join:spent) status[$c]="n/a (a write budget was spent with the checks off)" ;;
-		*_checks:kept) status[$c]="n/a (no write budget was spent with the checks on)" ;;
+		create:spent | join:spent)
+			status[$c]="n/a (a write budget was spent with the checks off)" ;;
+		*_checks:kept)
+			status[$c]="n/a (no write budget was spent with the checks on)" ;;
 		esac
 	elif [ "$code" = 404 ] && [ "$(jq -r '.code + "|" + .detail' "$body" 2>/dev/null)" = \
 		"NOT_FOUND|No such endpoint." ]; then
@@ -433,7 +440,8 @@ run_case() {
 		;;
 	join | join_checks)
 		args+=(-s "$bench/join.lua")
-		BENCH_JOIN_MATCHES="$work/join-matches.txt" BENCH_JOIN_TOKENS="$work/joiners.tokens" \
+		BENCH_JOIN_MATCHES="$work/join-matches.txt" \
+		BENCH_JOIN_TOKENS="$work/joiners.tokens" \
 		BENCH_JOIN_SHIFT=$join_shift BENCH_JOIN_THREADS=$threads \
 			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
 		;;
@@ -483,7 +491,8 @@ apache_mode() {
 		env "${checks_off[@]}" "$stack" apache "$state" "$city_port" "$mode" "$build"
 		env "${checks_off[@]}" DATABASE_URL="$small_db" \
 			"$stack" apache "$state/small" "$small_port" "$mode" "$build"
-		env "${checks_on[@]}" "$stack" apache "$state/checks" "$checks_port" "$mode" "$build"
+		env "${checks_on[@]}" \
+			"$stack" apache "$state/checks" "$checks_port" "$mode" "$build"
 	) >"$work/apache-$mode.log" 2>&1 || { cat "$work/apache-$mode.log" >&2; return 1; }
 }
 
@@ -703,10 +712,14 @@ sum_col() { col "$@" | awk '{ s += $1 } END { print s + 0 }'; }
 # (/ or -) CASE_B's in the same round; nothing when a round lacks either
 pair_med() {
 	awk -v m="$1" -v a="$2" -v b="$3" -v k="$4" -v op="$5" '
-		$1 == m && $3 == a { x[$2] = $k } $1 == m && $3 == b { y[$2] = $k }
-		END { for (r in x) if (r in y) {
-			if (op == "-") print x[r] - y[r]; else if (y[r] > 0) print x[r] / y[r] } }' \
-		"$runs" | median
+	$1 == m && $3 == a { x[$2] = $k }
+	$1 == m && $3 == b { y[$2] = $k }
+	END {
+		for (r in x)
+			if (!(r in y)) continue
+			else if (op == "-") print x[r] - y[r]
+			else if (y[r] > 0) print x[r] / y[r]
+	}' "$runs" | median
 }
 
 target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
@@ -801,21 +814,24 @@ other=$work/other.md
 	# the cost of the fair-use checks: each path with them on against off, in the same rounds
 	for mode in $modes; do
 		for c in create join; do
-			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "${c}_checks" 4)" ]; then
-				[[ " $cases " == *" ${c}_checks "* ]] &&
-					echo "| $c: req/s checks on / off ($mode) | n/a (not measured) | - | - |"
+			on=${c}_checks
+			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$on" 4)" ]; then
+				[[ " $cases " == *" $on "* ]] && echo "| $c: req/s checks on / off" \
+					"($mode) | n/a (not measured) | - | - |"
 				continue
 			fi
-			r=$(pair_med "$mode" "${c}_checks" "$c" 4 /)
+			r=$(pair_med "$mode" "$on" "$c" 4 /)
 			echo "| $c: req/s checks on / off ($mode) | $(fmt "$r" 3)x | - | - |"
-			pon=$(col "$mode" "${c}_checks" 5 | median)
+			pon=$(col "$mode" "$on" 5 | median)
 			poff=$(col "$mode" "$c" 5 | median)
 			if fcmp "$pon" ">=" "$none_done" || fcmp "$poff" ">=" "$none_done"; then
-				echo "| $c: p50 checks on - off ($mode) | n/a (none done in a ${secs} s run) | - | - |"
+				echo "| $c: p50 checks on - off ($mode) |" \
+					"n/a (none done in a ${secs} s run) | - | - |"
 				continue
 			fi
-			d=$(pair_med "$mode" "${c}_checks" "$c" 5 -)
-			echo "| $c: p50 checks on - off ($mode; $(ms_unit "$pon") on, $(ms_unit "$poff") off) |" \
+			d=$(pair_med "$mode" "$on" "$c" 5 -)
+			echo "| $c: p50 checks on - off ($mode; $(ms_unit "$pon") on," \
+				"$(ms_unit "$poff") off) |" \
 				"$(awk -v v="$d" 'BEGIN { printf "%+.2f ms", v }') | - | - |"
 		done
 	done
@@ -874,9 +890,9 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI of the same round; non-2xx summed over the rounds"
 	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
 	echo "- fair-use checks off: ${checks_off[*]} (empty: unset), no booking rules;" \
-		"checks on (the *checks on* rows, a third service Apache on CITY): ${checks_on[*]}," \
-		"booking rules ($rules_text) on every CITY venue while they run; creates and joins" \
-		"by $writers players each, undone after every run"
+		"checks on (the *checks on* rows, a third service Apache on CITY):" \
+		"${checks_on[*]}, booking rules ($rules_text) on every CITY venue while they" \
+		"run; creates and joins by $writers players each, undone after every run"
 	echo
 	cat "$table"
 	echo
