@@ -5,22 +5,33 @@
 --   BENCH_CREATE_IDS      file with one "resource-uuid slot-minutes" line per court
 --   BENCH_CREATE_DATE     bookingDate of this wrk run (YYYY-MM-DD); run.sh gives every run
 --                         its own date, on which the data sets hold no request
+--   BENCH_CREATE_TOKENS   file with one player token (JWT) per line: the organizers
 --   BENCH_CREATE_THREADS  the -t given to wrk
 --   BENCH_CREATE_LAT/LNG  search centre of the requests
 --
 -- Request k of a run (k = thread + threads * n) takes court k mod courts and that court's slot
 -- number floor(k / courts) mod 9 of the day (08:00 + slot * duration): consecutive requests
--- go to different courts, and no (court, date, start time) is asked for twice in a run.
--- The Authorization header comes from wrk -H.
+-- go to different courts, and no (court, date, start time) is asked for twice in a run. Its
+-- organizer is token k mod tokens, so that no player holds more than a few of the run's
+-- requests (the unpaid-hold limit and the booking rules count per player).
+
+local function lines(file)
+   local t = {}
+   for line in io.lines(file) do
+      if line ~= "" then t[#t + 1] = line end
+   end
+   return t
+end
 
 local ids, durs = {}, {}
-for line in io.lines(os.getenv("BENCH_CREATE_IDS")) do
+for _, line in ipairs(lines(os.getenv("BENCH_CREATE_IDS"))) do
    local id, dur = line:match("^(%S+)%s+(%d+)")
    if id then
       ids[#ids + 1] = id
       durs[#durs + 1] = tonumber(dur)
    end
 end
+local tokens = lines(os.getenv("BENCH_CREATE_TOKENS"))
 
 local date = os.getenv("BENCH_CREATE_DATE")
 local lat = os.getenv("BENCH_CREATE_LAT") or "40.45"
@@ -34,11 +45,11 @@ function setup(thread)
 end
 
 local n = 0
+local headers = {}
 
 function init(args)
    wrk.method = "POST"
    wrk.path = "/api/match/requests"
-   wrk.headers["Content-Type"] = "application/json"
 end
 
 function request()
@@ -52,5 +63,8 @@ function request()
       '{"resourceId":"%s","bookingDate":"%s","startTime":"%s","slotDurationMinutes":%d,' ..
       '"format":"TWO_VS_TWO","skillLevel":"INTERMEDIATE","searchLat":%s,"searchLng":%s}',
       ids[i], date, start, durs[i], lat, lng)
-   return wrk.format(nil, nil, nil, body)
+   -- wrk.format takes these headers instead of wrk.headers (it adds Host and Content-Length)
+   headers["Content-Type"] = "application/json"
+   headers["Authorization"] = "Bearer " .. tokens[k % #tokens + 1]
+   return wrk.format(nil, nil, headers, body)
 end

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # run.sh: `make bench`. Benchmarks the service as plain CGI and as FastCGI against a trivial
-# C CGI measured in the same rounds, on two generated data sets, and writes bench/results.md.
+# C CGI measured in the same rounds, on two generated data sets, measures in the same rounds
+# what the fair-use checks cost on the create and join paths, and writes bench/results.md.
 # How to read the results and the method: bench/README.md.
 #
 # Everything listens on 127.0.0.1 or a Unix socket under bench/work/, every load is bounded
@@ -38,7 +39,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots owner search_small search_city create"
+CASES="trivial health slots owner search_small search_city create join create_checks join_checks"
 cases=${BENCH_CASES:-$CASES}
 city_venues=${BENCH_CITY_VENUES:-10000}
 city_players=$((city_venues * 20))
@@ -59,13 +60,34 @@ label[slots]="GET /api/resources/{id}/slots"
 label[owner]="GET /api/owner/venues (20 venues)"
 label[search_small]="GET /api/match/search (SMALL)"
 label[search_city]="GET /api/match/search (CITY)"
-label[create]="POST /api/match/requests (new slot each)"
+label[create]="POST /api/match/requests (new slot each; checks off)"
+label[join]="POST /api/match/join/{token} (new match each; checks off)"
+label[create_checks]="POST /api/match/requests (new slot each; checks on)"
+label[join_checks]="POST /api/match/join/{token} (new match each; checks on)"
 prog[health]=health.cgi
 prog[slots]=public.cgi
 prog[owner]=owner.cgi
 prog[search_small]=search.cgi
 prog[search_city]=search.cgi
 prog[create]=requests.cgi
+prog[join]=invitations.cgi
+prog[create_checks]=requests.cgi
+prog[join_checks]=invitations.cgi
+
+# Fair-use settings of the service Apaches. "checks off": what the code allows closest to no
+# checks (MAX_UNPAID_HOLDS takes 1..1000; the hold count and the lock of the player's row run
+# whatever the value), no booking rules, no write budget. "checks on" (a third Apache, on
+# CITY): the same hold limit, a write budget too large to refuse, and all five booking rules
+# on every venue while its cases run (rules_for) with values the benchmark's load never reaches.
+checks_off=(MAX_UNPAID_HOLDS=1000 WRITE_BUDGET_PER_MINUTE=0 WRITE_BUDGET_BURST=)
+checks_on=(MAX_UNPAID_HOLDS=1000 WRITE_BUDGET_PER_MINUTE=1000000 WRITE_BUDGET_BURST=1000000)
+# maxUpcomingPerPlayer, maxPerPlayerPerDay, maxPerPlayerPerWeek, bookingWindowDays,
+# minNoticeMinutes: the largest the API takes, and the smallest notice
+rules_values="1000, 1000, 1000, 366, 1"
+rules_text="maxUpcomingPerPlayer 1000, maxPerPlayerPerDay 1000, maxPerPlayerPerWeek 1000"
+rules_text+=", bookingWindowDays 366, minNoticeMinutes 1"
+# players with a token of their own for the creates, and as many for the joins
+writers_max=1000
 
 log() { printf '%s bench: %s\n' "$(date +%T)" "$*" >&2; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -104,6 +126,7 @@ pid_stop() {	# pidfile: TERM, wait up to 15 s, then KILL
 
 stop_all() {
 	"$root/scripts/stack.sh" stop-apache "$state/small" >/dev/null 2>&1 || true
+	"$root/scripts/stack.sh" stop-apache "$state/checks" >/dev/null 2>&1 || true
 	pid_stop "$tstate/run/httpd.pid"
 	"$root/scripts/stack.sh" stop "$state" >/dev/null 2>&1 || true
 }
@@ -137,6 +160,10 @@ while [ "$small_port" = "$city_port" ]; do small_port=$(free_port); done
 trivial_port=$(free_port)
 while [ "$trivial_port" = "$city_port" ] || [ "$trivial_port" = "$small_port" ]; do
 	trivial_port=$(free_port)
+done
+checks_port=$(free_port)
+while [[ " $city_port $small_port $trivial_port " == *" $checks_port "* ]]; do
+	checks_port=$(free_port)
 done
 
 log "starting PostgreSQL and Apache (cgi) under $state"
@@ -184,7 +211,33 @@ mint() { "$build/tools/mint-token" -k "$state/keys/jwt_private.pem" -s "$1" -r "
 	-i "$issuer" -a "$audience" -e 7200; }
 owner_token=$(mint bench-owner-1 OWNER)
 player_token=$(mint bench-player-2 "")
-creator_token=$(mint bench-player-3 "")
+# The writers: players of CITY who are in no match of the data set, the first half joiners
+# (never in a match they join), the second half organizers of the creates; a token each.
+# Their numbers (bench-player-N) go to the SQL that undoes their writes after every run.
+asql -v players="$city_players" -v most="$((2 * writers_max))" <<-'SQL' >"$work/writers.txt"
+	SELECT p FROM generate_series(1, :players) p
+	 WHERE NOT EXISTS (SELECT 1 FROM match_players mp
+	                    WHERE mp.player_id = md5('bench-player-' || p)::uuid)
+	 ORDER BY p LIMIT :most;
+	SQL
+writers=$(($(wc -l <"$work/writers.txt") / 2))
+[ "$writers" -ge 16 ] || { echo "bench: fewer than 32 players in no match on CITY" >&2; exit 1; }
+head -n "$writers" "$work/writers.txt" >"$work/joiners.txt"
+sed -n "$((writers + 1)),$((2 * writers))p" "$work/writers.txt" >"$work/creators.txt"
+log "minting $((2 * writers)) player tokens for the create and join cases"
+for who in joiners creators; do
+	while read -r p; do mint "bench-player-$p" ""; done <"$work/$who.txt" >"$work/$who.tokens"
+done
+joiners_sql="{$(paste -sd, "$work/joiners.txt")}"
+creators_sql="{$(paste -sd, "$work/creators.txt")}"
+# the join targets: the invitation tokens of CITY's OPEN matches, in the order of their numbers
+asql -v requests="$city_requests" <<-'SQL' >"$work/join-matches.txt"
+	SELECT m.invitation_token FROM generate_series(0, :requests - 1) n
+	  JOIN match_requests m ON m.id = md5('bench-request-' || n)::uuid
+	 WHERE m.status = 'OPEN' ORDER BY n;
+	SQL
+join_matches=$(wc -l <"$work/join-matches.txt")
+join_shift=0	# which joiner takes which match: changes with every join run (join.lua)
 madrid_date() { TZ=Europe/Madrid date -d "+$1 days" +%F; }
 search_date=$(madrid_date 3)
 # court 1 has exactly one live request, on day 1 of the data set's two weeks
@@ -203,14 +256,106 @@ case_url() {
 	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
 	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
 	create) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
+	create_checks) echo "http://127.0.0.1:$checks_port/api/match/requests" ;;
+	join) echo "http://127.0.0.1:$city_port/api/match/join/" ;;
+	join_checks) echo "http://127.0.0.1:$checks_port/api/match/join/" ;;
 	esac
 }
+# the token of the probe and the other fixed-token runs; create.lua and join.lua give every
+# request a token of their own
 case_token() {
 	case $1 in
 	owner) echo "$owner_token" ;;
 	search_small | search_city) echo "$player_token" ;;
-	create) echo "$creator_token" ;;
+	create | create_checks) head -n 1 "$work/creators.tokens" ;;
+	join | join_checks) head -n 1 "$work/joiners.tokens" ;;
 	esac
+}
+
+# rules_for CASE: every venue of CITY with all five booking rules for the checks-on cases,
+# with none for every other case (as loaded); switched only when the case needs the other
+# state, then the venues are vacuumed so that both states are read from tidy tables
+rules_state=off
+rules_for() {
+	local want=off
+	[[ $1 == *_checks ]] && want=on
+	[ "$want" = "$rules_state" ] && return 0
+	if [ "$want" = on ]; then
+		asql -c "UPDATE venues SET (max_upcoming_per_player, max_per_player_per_day,
+			max_per_player_per_week, booking_window_days, min_notice_minutes) =
+			($rules_values)"
+	else
+		asql -c "UPDATE venues SET (max_upcoming_per_player, max_per_player_per_day,
+			max_per_player_per_week, booking_window_days, min_notice_minutes) =
+			(NULL, NULL, NULL, NULL, NULL)"
+	fi
+	asql -c "VACUUM venues"
+	rules_state=$want
+}
+
+# undo_writes CASE: after a create or join run (settled), deletes what it wrote, so that every
+# run starts from the loaded data set: the matches the creators organized, or the joiners'
+# places, their payments and the PLAYER_JOINED notices (the team counters are put back; the
+# trigger counts only joins and leaves). The write budgets' rows stay, as for any account.
+# Without triggers (session_replication_role, as bench/data.sql): the rows go children first,
+# and the foreign-key check of each deleted place would scan payments (its entry_id index is
+# partial), a minute for a run of the fast modes.
+undo_writes() {
+	local n
+	case $1 in
+	create | create_checks)
+		asql -v ids="$creators_sql" <<-'SQL' >/dev/null
+		BEGIN;
+		SET LOCAL session_replication_role = replica;
+		CREATE TEMP TABLE gone ON COMMIT DROP AS
+		SELECT id FROM match_requests
+		 WHERE organizer_id IN (SELECT md5('bench-player-' || p)::uuid
+		                          FROM unnest(:'ids'::int[]) p);
+		DELETE FROM payments WHERE match_request_id IN (SELECT id FROM gone);
+		DELETE FROM match_players WHERE match_request_id IN (SELECT id FROM gone);
+		DELETE FROM match_status_changes WHERE match_request_id IN (SELECT id FROM gone);
+		DELETE FROM match_requests WHERE id IN (SELECT id FROM gone);
+		COMMIT;
+		SQL
+		asql -c "VACUUM match_requests, match_players, payments, match_status_changes"
+		;;
+	join | join_checks)
+		n=$(asql -v ids="$joiners_sql" <<-'SQL'
+		BEGIN;
+		SET LOCAL session_replication_role = replica;
+		CREATE TEMP TABLE gone ON COMMIT DROP AS
+		SELECT id, match_request_id, team FROM match_players
+		 WHERE player_id IN (SELECT md5('bench-player-' || p)::uuid
+		                       FROM unnest(:'ids'::int[]) p);
+		DELETE FROM payments WHERE entry_id IN (SELECT id FROM gone);
+		DELETE FROM match_players WHERE id IN (SELECT id FROM gone);
+		UPDATE match_requests m
+		   SET team_a_count = m.team_a_count - g.a, team_b_count = m.team_b_count - g.b
+		  FROM (SELECT match_request_id, count(*) FILTER (WHERE team = 'TEAM_A') AS a,
+		               count(*) FILTER (WHERE team = 'TEAM_B') AS b
+		          FROM gone GROUP BY match_request_id) g
+		 WHERE m.id = g.match_request_id;
+		DELETE FROM notifications
+		 WHERE type = 'PLAYER_JOINED'
+		   AND payload->>'playerId' IN (SELECT md5('bench-player-' || p)
+		                                  FROM unnest(:'ids'::int[]) p);
+		SELECT count(*) FROM gone;
+		COMMIT;
+		SQL
+		)
+		asql -c "VACUUM match_requests, match_players, payments, notifications"
+		join_shift=$((join_shift + 1))
+		# more joins than OPEN matches: TEAM_B's second places were taken (join.lua)
+		[ "$n" -le "$join_matches" ] ||
+			log "$1: $n joins in one run, more than the $join_matches OPEN matches"
+		;;
+	esac
+}
+
+# finish_run CASE: after a wrk run, once the service is idle, undo what the run wrote
+finish_run() {
+	settle
+	undo_writes "$1"
 }
 
 # The first answer of a case decides whether it is measured: a program that is not built or
@@ -224,7 +369,11 @@ probe() {
 	fi
 	tok=$(case_token "$c")
 	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
-	if [ "$c" = create ]; then
+	local url
+	url=$(case_url "$c")
+	rules_for "$c"
+	case $c in
+	create | create_checks)
 		local d id dur
 		d=$(madrid_date $create_day)
 		create_day=$((create_day + 1))
@@ -233,10 +382,27 @@ probe() {
 			--arg d "$d" --argjson dur "$dur" --argjson lat "$centre_lat" --argjson lng "$centre_lng" \
 			'{resourceId: $id, bookingDate: $d, startTime: "08:00:00", slotDurationMinutes: $dur,
 			  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: $lat, searchLng: $lng}')")
-	fi
-	code=$(curl "${args[@]}" "$(case_url "$c")") || code=000
+		;;
+	join | join_checks)
+		url=$url$(head -n 1 "$work/join-matches.txt")
+		args+=(-X POST -H 'Content-Type: application/json' --data '{"team":"TEAM_B"}')
+		;;
+	esac
+	local spent="SELECT COALESCE(max(refreshed_at)::text, '-') FROM write_budgets" before
+	before=$(asql -c "$spent")
+	code=$(curl "${args[@]}" "$url") || code=000
+	undo_writes "$c"
+	local budget=kept
+	[ "$(asql -c "$spent")" = "$before" ] || budget=spent
 	if [[ $code == 2?? ]]; then
 		status[$c]=ok
+		# a write spends a write budget on the checks-on server only
+		case $c:$budget in
+		create:spent | join:spent)
+			status[$c]="n/a (a write budget was spent with the checks off)" ;;
+		*_checks:kept)
+			status[$c]="n/a (no write budget was spent with the checks on)" ;;
+		esac
 	elif [ "$code" = 404 ] && [ "$(jq -r '.code + "|" + .detail' "$body" 2>/dev/null)" = \
 		"NOT_FOUND|No such endpoint." ]; then
 		status[$c]="n/a (endpoint missing)"
@@ -267,17 +433,29 @@ parse_wrk() {
 run_case() {
 	local c=$1 d=$2 out=$3 tok
 	local args=(-t"$threads" -c"$conns" -d"${d}s" --latency --timeout 10s)
-	tok=$(case_token "$c")
-	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
-	if [ "$c" = create ]; then
+	rules_for "$c"
+	case $c in
+	create | create_checks)
 		args+=(-s "$bench/create.lua")
 		BENCH_CREATE_IDS="$work/create-ids.txt" BENCH_CREATE_DATE=$(madrid_date $create_day) \
-		BENCH_CREATE_THREADS=$threads BENCH_CREATE_LAT=$centre_lat BENCH_CREATE_LNG=$centre_lng \
+		BENCH_CREATE_TOKENS="$work/creators.tokens" BENCH_CREATE_THREADS=$threads \
+		BENCH_CREATE_LAT=$centre_lat BENCH_CREATE_LNG=$centre_lng \
 			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
 		create_day=$((create_day + 1))
-	else
+		;;
+	join | join_checks)
+		args+=(-s "$bench/join.lua")
+		BENCH_JOIN_MATCHES="$work/join-matches.txt" \
+		BENCH_JOIN_TOKENS="$work/joiners.tokens" \
+		BENCH_JOIN_SHIFT=$join_shift BENCH_JOIN_THREADS=$threads \
+			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
+		;;
+	*)
+		tok=$(case_token "$c")
+		[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
 		timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
-	fi
+		;;
+	esac
 }
 
 # settle: after a wrk run, waits (at most 60 s) until no statement of the service runs any
@@ -304,17 +482,38 @@ one_client() {
 	parse_wrk "$out" | awk '{ print $2 }'
 }
 
-apache_mode() {	# restart the two service Apaches (CITY and SMALL) in a mode; keeps the database
-	local mode=$1
-	"$root/scripts/stack.sh" stop-apache "$state"
-	"$root/scripts/stack.sh" stop-apache "$state/small"
+# apache_mode MODE: (re)starts the three service Apaches in a mode, keeping the database: CITY
+# and SMALL with the fair-use checks off, and CITY with them on (the *_checks cases)
+apache_mode() {
+	local mode=$1 stack=$root/scripts/stack.sh
+	"$stack" stop-apache "$state"
+	"$stack" stop-apache "$state/small"
+	"$stack" stop-apache "$state/checks"
 	(
 		set -a
 		# shellcheck disable=SC1091
 		. "$state/env"
-		"$root/scripts/stack.sh" apache "$state" "$city_port" "$mode" "$build"
-		DATABASE_URL=$small_db "$root/scripts/stack.sh" apache "$state/small" "$small_port" "$mode" "$build"
+		env "${checks_off[@]}" "$stack" apache "$state" "$city_port" "$mode" "$build"
+		env "${checks_off[@]}" DATABASE_URL="$small_db" \
+			"$stack" apache "$state/small" "$small_port" "$mode" "$build"
+		env "${checks_on[@]}" \
+			"$stack" apache "$state/checks" "$checks_port" "$mode" "$build"
 	) >"$work/apache-$mode.log" 2>&1 || { cat "$work/apache-$mode.log" >&2; return 1; }
+}
+
+# round_cases ROUND: the cases of a round in their order. Odd rounds run a case with the
+# checks off before its checks-on twin, even rounds after it, so that neither always follows
+# the other.
+round_cases() {
+	local c first=() last=()
+	if [ $(($1 % 2)) = 1 ]; then
+		echo "$cases"
+		return
+	fi
+	for c in $cases; do
+		if [[ " $cases " == *" ${c}_checks "* ]]; then last+=("$c"); else first+=("$c"); fi
+	done
+	echo "${first[*]} ${last[*]}"
 }
 
 # ---- the rounds -----------------------------------------------------------------------------
@@ -335,14 +534,14 @@ for mode in $modes; do
 	for c in $cases; do
 		[ "${status[$c]}" = ok ] || continue
 		run_case "$c" "$warmup" "$work/wrk/$mode-warmup-$c.txt"
-		settle
+		finish_run "$c"
 	done
 	for round in $(seq 1 "$rounds"); do
-		for c in $cases; do
+		for c in $(round_cases "$round"); do
 			[ "${status[$c]}" = ok ] || continue
 			out=$work/wrk/$mode-$round-$c.txt
 			run_case "$c" "$secs" "$out"
-			settle
+			finish_run "$c"
 			if line=$(parse_wrk "$out"); then
 				echo "$mode $round $c $line" >>"$runs"
 				rps=${line%% *}
@@ -356,6 +555,7 @@ for mode in $modes; do
 		done
 	done
 
+	rules_for none	# the venues as loaded
 	for c in health slots owner search_small search_city; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
@@ -474,9 +674,11 @@ sweep_0="" sweep_50="" sweep_100="" sweep_left=""
 if [ -x "$build/cron/sweep" ]; then
 	log "sweeper: fixed cost, then 50,000 and 100,000 expired holds"
 	sweep_0=$(sweep_run 0)
-	# 50,000 holds from day 40 on, then 100,000 on the days after them (one per court and day)
-	day_b=$((40 + (50000 + city_courts - 1) / city_courts + 1))
-	if holds 50000 40 a >"$work/holds-50k.log" 2>&1; then
+	# 50,000 holds from day 40 on (or after the create runs' dates, should they reach it), then
+	# 100,000 on the days after them (one per court and day)
+	day_a=$((create_day > 40 ? create_day : 40))
+	day_b=$((day_a + (50000 + city_courts - 1) / city_courts + 1))
+	if holds 50000 "$day_a" a >"$work/holds-50k.log" 2>&1; then
 		sweep_50=$(sweep_run 50k)
 	else
 		log "inserting 50,000 holds failed (see $work/holds-50k.log)"
@@ -511,6 +713,19 @@ p50_ratio_med() {	# median over rounds of p50(search_city) / p50(search_small)
 		END { for (k in c) if (s[k] > 0) print c[k] / s[k] }' "$runs" | median
 }
 sum_col() { col "$@" | awk '{ s += $1 } END { print s + 0 }'; }
+# pair_med MODE CASE_A CASE_B COLUMN OP: median over the rounds of CASE_A's column OP
+# (/ or -) CASE_B's in the same round; nothing when a round lacks either
+pair_med() {
+	awk -v m="$1" -v a="$2" -v b="$3" -v k="$4" -v op="$5" '
+	$1 == m && $3 == a { x[$2] = $k }
+	$1 == m && $3 == b { y[$2] = $k }
+	END {
+		for (r in x)
+			if (!(r in y)) continue
+			else if (op == "-") print x[r] - y[r]
+			else if (y[r] > 0) print x[r] / y[r]
+	}' "$runs" | median
+}
 
 target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
 	case $1.$2 in
@@ -519,7 +734,7 @@ target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
 	fastcgi.search_small|pool.search_small) echo "1.0|||>= 1.0x" ;;
 	fastcgi.search_city|pool.search_city) echo "1.0||30|>= 1.0x, p50 < 30 ms" ;;
 	cgi.slots) echo "0.25|||>= 0.25x" ;;
-	*.create) echo "|||every request 2xx" ;;
+	*.create | *.join | *.create_checks | *.join_checks) echo "|||every request 2xx" ;;
 	*) echo "|||-" ;;
 	esac
 }
@@ -601,6 +816,30 @@ other=$work/other.md
 	else
 		echo "| search CITY p50 (fastcgi) | n/a (not measured) | < 30 ms | not measured |"
 	fi
+	# the cost of the fair-use checks: each path with them on against off, in the same rounds
+	for mode in $modes; do
+		for c in create join; do
+			on=${c}_checks
+			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$on" 4)" ]; then
+				[[ " $cases " == *" $on "* ]] && echo "| $c: req/s checks on / off" \
+					"($mode) | n/a (not measured) | - | - |"
+				continue
+			fi
+			r=$(pair_med "$mode" "$on" "$c" 4 /)
+			echo "| $c: req/s checks on / off ($mode) | $(fmt "$r" 3)x | - | - |"
+			pon=$(col "$mode" "$on" 5 | median)
+			poff=$(col "$mode" "$c" 5 | median)
+			if fcmp "$pon" ">=" "$none_done" || fcmp "$poff" ">=" "$none_done"; then
+				echo "| $c: p50 checks on - off ($mode) |" \
+					"n/a (none done in a ${secs} s run) | - | - |"
+				continue
+			fi
+			d=$(pair_med "$mode" "$on" "$c" 5 -)
+			echo "| $c: p50 checks on - off ($mode; $(ms_unit "$pon") on," \
+				"$(ms_unit "$poff") off) |" \
+				"$(awk -v v="$d" 'BEGIN { printf "%+.2f ms", v }') | - | - |"
+		done
+	done
 	if [ ! -x "$build/cron/sweep" ]; then
 		echo "| sweep 100,000 expired holds | n/a (cron/sweep not built) | < 10 s | not measured |"
 	elif [ -z "$sweep_100" ] || [ -z "$sweep_50" ]; then
@@ -655,6 +894,10 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo "- modes: $modes (the trivial CGI floor is always plain CGI, measured in every round)"
 	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI of the same round; non-2xx summed over the rounds"
 	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
+	echo "- fair-use checks off: ${checks_off[*]} (empty: unset), no booking rules;" \
+		"checks on (the *checks on* rows, a third service Apache on CITY):" \
+		"${checks_on[*]}, booking rules ($rules_text) on every CITY venue while they" \
+		"run; creates and joins by $writers players each, undone after every run"
 	echo
 	cat "$table"
 	echo
