@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "log.h"
+
 #define DEFAULT_DATABASE_URL	"dbname=courts"
 #define DEFAULT_KEY_FILE	"var/keys/jwt_public.pem"
 
@@ -28,8 +30,12 @@ env_int(const char *name, int fallback, int min, int max)
 	if (v == NULL || *v == '\0')
 		return fallback;
 	n = strtol(v, &end, 10);
-	if (*end != '\0' || n < min || n > max)
+	if (*end != '\0' || n < min || n > max) {
+		/* the operator meant something: say what applies instead of it */
+		log_msg(NULL, "error", "setting %s=%s is not a whole number from %d to %d; %d applies",
+		    name, v, min, max, fallback);
 		return fallback;
+	}
 	return (int)n;
 }
 

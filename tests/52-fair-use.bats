@@ -226,3 +226,21 @@ rules() {
 	req POST /api/owner/venues -t "$other" -d "$body"
 	expect 201
 }
+
+@test "a limit set to a value it cannot take says so in the error log, and its default applies" {
+	expect_log apache 'setting MAX_UNPAID_HOLDS=0 is not a whole number from 1 to 1000; 2 applies'
+	url=$(extra_apache bad-holds MAX_UNPAID_HOLDS=0)
+	day=$(weekday_date 3)
+	req POST /api/match/requests -t "$TOKEN" -b "$url" -d "{\"resourceId\":\"$COURT\",
+		\"bookingDate\":\"$day\",\"startTime\":\"08:00:00\",\"slotDurationMinutes\":90,
+		\"format\":\"TWO_VS_TWO\",\"skillLevel\":\"INTERMEDIATE\",\"searchLat\":40.42,\"searchLng\":-3.70}"
+	expect 201
+	create "$day" 09:30:00
+	expect 201
+	req POST /api/match/requests -t "$TOKEN" -b "$url" -d "{\"resourceId\":\"$COURT\",
+		\"bookingDate\":\"$day\",\"startTime\":\"11:00:00\",\"slotDurationMinutes\":90,
+		\"format\":\"TWO_VS_TWO\",\"skillLevel\":\"INTERMEDIATE\",\"searchLat\":40.42,\"searchLng\":-3.70}"
+	expect_problem 409 HOLD_LIMIT
+	grep -q 'setting MAX_UNPAID_HOLDS=0 is not a whole number from 1 to 1000; 2 applies' \
+		"$COURTS_STATE/extra-bad-holds/apache/logs/error.log"
+}
