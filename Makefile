@@ -82,14 +82,18 @@ install:
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
+		rest=$$(echo "$$missing" | grep -vx libapache2-mod-qos || true); \
 		$$SUDO apt-get update -q && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -q --no-install-recommends $$missing && \
-		if echo "$$missing" | grep -qx libapache2-mod-qos && \
-		   [ -e /etc/apache2/mods-enabled/qos.load ]; then \
-			echo "setup: mod_qos left disabled in the system's Apache (the project loads it itself;" \
-			     "Debian 12's build fails to load there without libpcre)"; \
-			$$SUDO a2dismod -q qos >/dev/null; \
+		{ [ -z "$$rest" ] || $$SUDO env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends $$rest; } && \
+		if echo "$$missing" | grep -qx libapache2-mod-qos; then \
+			$$SUDO env DEBIAN_FRONTEND=noninteractive \
+				apt-get install -y -q --no-install-recommends libapache2-mod-qos && \
+			if [ -e /etc/apache2/mods-enabled/qos.load ]; then \
+				echo "setup: mod_qos left disabled in the system's Apache (the project loads it" \
+				     "itself; Debian 12's build fails to load there without libpcre)"; \
+				$$SUDO a2dismod -q qos >/dev/null; \
+			fi; \
 		fi; \
 	fi
 
