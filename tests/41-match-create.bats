@@ -9,9 +9,7 @@ UUID_RE='^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
 
 setup() {
 	reset_db
-	VENUE=$(fixture_venue owner1)
-	COURT=$(fixture_court "$VENUE" 90)
-	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
+	match_world
 	TOKEN=$(token org)
 	DAY=$(weekday_date 3)
 }

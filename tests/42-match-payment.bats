@@ -9,9 +9,7 @@ TS_RE='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z$'
 
 setup() {
 	reset_db
-	VENUE=$(fixture_venue owner1)
-	COURT=$(fixture_court "$VENUE" 90)
-	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
+	match_world
 	TOKEN=$(token org)
 	DAY=$(weekday_date 3)
 }

@@ -7,9 +7,7 @@ load match_helper
 
 setup() {
 	reset_db
-	VENUE=$(fixture_venue owner1)
-	COURT=$(fixture_court "$VENUE" 90)
-	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
+	match_world
 	TOKEN=$(token org)
 }
 

@@ -10,9 +10,7 @@ AT_VENUE='lat=40.4170&lng=-3.7040&accuracy=15'	# about 28 m from the venue (40.4
 
 setup() {
 	reset_db
-	VENUE=$(fixture_venue owner1)
-	COURT=$(fixture_court "$VENUE" 90)
-	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
+	match_world
 	TOKEN=$(token org)
 }
 

@@ -9,9 +9,7 @@ SLOTS="08:00:00 09:30:00 11:00:00 12:30:00 14:00:00 15:30:00 17:00:00 18:30:00 2
 
 setup() {
 	reset_db
-	VENUE=$(fixture_venue owner1)
-	COURT=$(fixture_court "$VENUE" 90)
-	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
+	match_world
 	TOKEN=$(token org)
 	OWNER=$(token owner1 OWNER)
 }

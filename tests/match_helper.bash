@@ -2,6 +2,15 @@
 # independent of the endpoints under test. Load after test_helper; sql_match and full_match
 # read $COURT and $ORG.
 
+# match_world: the scene of most match tests, made in SQL: owner1's ACTIVE venue with one
+# 90-minute court, and the player org (INTERMEDIATE, living nearby) who organizes; sets
+# VENUE, COURT and ORG.
+match_world() {
+	VENUE=$(fixture_venue owner1)
+	COURT=$(fixture_court "$VENUE" 90)
+	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
+}
+
 # sql_match ORGANIZER_ID STATUS OFFSET: a TWO_VS_TWO INTERMEDIATE match on $COURT starting at
 # now() + OFFSET (whole minutes; local date and times consistent in Europe/Madrid), players
 # searched within 5 km of (40.42, -3.70), the organizer on TEAM_A having paid 5.00 of the
