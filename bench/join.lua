@@ -16,40 +16,18 @@
 -- third pass would be refused). run.sh undoes the joins after every run, so each run starts
 -- from the same OPEN matches.
 
-local function lines(file)
-   local t = {}
-   for line in io.lines(file) do
-      if line ~= "" then t[#t + 1] = line end
-   end
-   return t
-end
-
-local matches = lines(os.getenv("BENCH_JOIN_MATCHES"))
-local tokens = lines(os.getenv("BENCH_JOIN_TOKENS"))
+local common = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") ..
+   "wrk-common.lua")
+local matches = common.lines(os.getenv("BENCH_JOIN_MATCHES"))
+local tokens = common.lines(os.getenv("BENCH_JOIN_TOKENS"))
 local shift = tonumber(os.getenv("BENCH_JOIN_SHIFT") or "0")
 local nthreads = tonumber(os.getenv("BENCH_JOIN_THREADS") or "2")
 local body = '{"team":"TEAM_B"}'
-local next_tid = 0
-
-function setup(thread)
-   thread:set("tid", next_tid)
-   next_tid = next_tid + 1
-end
-
-local n = 0
-local headers = {}
-
-function init(args)
-   wrk.method = "POST"
-end
 
 function request()
-   local k = tid + nthreads * n
-   n = n + 1
+   local k = common.next_k(nthreads)
    local j = k % #matches
    local pass = math.floor(k / #matches)
-   -- wrk.format takes these headers instead of wrk.headers (it adds Host and Content-Length)
-   headers["Content-Type"] = "application/json"
-   headers["Authorization"] = "Bearer " .. tokens[(j + pass + shift) % #tokens + 1]
-   return wrk.format(nil, "/api/match/join/" .. matches[j + 1], headers, body)
+   return common.post("/api/match/join/" .. matches[j + 1],
+      tokens[(j + pass + shift) % #tokens + 1], body)
 end
