@@ -16,7 +16,8 @@ setup() {
 
 teardown() {
 	sql "DROP TRIGGER IF EXISTS idem_slow_commit ON idempotency_keys;
-	     DROP FUNCTION IF EXISTS idem_slow_commit()" >/dev/null 2>&1 || true
+	     DROP FUNCTION IF EXISTS idem_slow_commit();
+	     DROP TABLE IF EXISTS idem_release" >/dev/null 2>&1 || true
 }
 
 create_body() {
@@ -136,10 +137,17 @@ requests_programs() {
 }
 
 @test "a program killed after the commit: the retry gets the original answer, nothing twice" {
-	# commits of answers stall for 8 s, long enough to find and kill the program that is
-	# waiting, even on a busy machine
-	sql "CREATE FUNCTION idem_slow_commit() RETURNS trigger LANGUAGE plpgsql AS \$\$
-	     BEGIN PERFORM pg_sleep(8); RETURN NULL; END \$\$;
+	# commits of answers stall until the test has killed the program that waits for one
+	# (a row in idem_release), however long finding it takes on a busy machine; at most 60 s
+	sql "CREATE TABLE idem_release (); GRANT SELECT ON idem_release TO courts;
+	     CREATE FUNCTION idem_slow_commit() RETURNS trigger LANGUAGE plpgsql AS \$\$
+	     BEGIN
+	         FOR i IN 1..1200 LOOP
+	             EXIT WHEN EXISTS (SELECT FROM idem_release);
+	             PERFORM pg_sleep(0.05);
+	         END LOOP;
+	         RETURN NULL;
+	     END \$\$;
 	     CREATE CONSTRAINT TRIGGER idem_slow_commit AFTER UPDATE ON idempotency_keys
 	         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION idem_slow_commit()" >/dev/null
 	curl -s -o "$BATS_TEST_TMPDIR/first" -w '%{http_code}' -X POST "$BASE_URL/api/match/requests" \
@@ -160,6 +168,7 @@ requests_programs() {
 	wait "$client" || true
 	# the client never saw a 201
 	[ "$(cat "$BATS_TEST_TMPDIR/first.status")" != 201 ]
+	sql "INSERT INTO idem_release DEFAULT VALUES" >/dev/null
 	deadline=$((SECONDS + 20))
 	until [ "$(sql "SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'PgSleep'")" = 0 ]; do
 		[ $SECONDS -lt $deadline ] || { echo "the commit did not end" >&2; return 1; }
