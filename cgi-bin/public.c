@@ -1,8 +1,12 @@
 /* public: what players see without a token: ACTIVE venues (near a point or all), the ACTIVE
  * courts of a venue, and the slots of a court on a date. Anything not ACTIVE, or a court of
  * a venue that is not ACTIVE, is a 404 here: players never learn that it exists. */
+#include <stdint.h>
+#include <stdlib.h>
+
 #include <libpq-fe.h>
 
+#include "cache.h"
 #include "sql.h"
 #include "http.h"
 #include "input.h"
@@ -102,37 +106,76 @@ venue_resources(struct req *r)
 	    req_param(r, "venueId"));
 }
 
+/* Microseconds since the epoch from a bigint column, or CACHE_FOREVER for NULL. */
+static int64_t
+us_value(PGresult *res, int col)
+{
+	return PQgetisnull(res, 0, col) ? CACHE_FOREVER : strtoll(PQgetvalue(res, 0, col), NULL, 10);
+}
+
+/* 200 with a slots answer and its validator, which lets a client ask again with
+ * If-None-Match and get 304 while nothing changed (Cache-Control: no-cache: keep it, but
+ * ask every time). */
+static void
+slots_send(struct req *r, const char *body, const char *validator, int64_t until_us)
+{
+	r->cache_control = "no-cache";
+	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+	req_send_json(r, 200, body);
+}
+
 /* GET /api/resources/{id}/slots?date=YYYY-MM-DD: 200 with every slot of that local date
- * (resource_slots decides availability and price; [] on a closed day); 400 bad id, missing
- * or bad date, or a date more than 366 days ahead at the venue; 404 unknown court, or a
- * court or venue that is not ACTIVE. */
+ * (resource_slots decides availability and price; [] on a closed day); 304 when the
+ * If-None-Match tag is still the answer; 400 bad id, missing or bad date, or a date more
+ * than 366 days ahead at the venue; 404 unknown court, or a court or venue that is not
+ * ACTIVE.
+ *
+ * The answer is reused while its validator (sql/0015_availability.sql) is unchanged and
+ * time has not changed it: a client's tag gets 304 and a worker's kept answer is sent again,
+ * each after one cheap look-up instead of computing the day's slots. */
 static void
 slots_list(struct req *r)
 {
-	const char *date = NULL;
+	const char *date = NULL, *id, *key, *validator, *body;
+	int64_t now_us, until_us;
 	PGresult *res;
 
 	query_date(r, "date", IN_REQUIRED, &date);
 	if (problem_fields_or_send(r) != 0)
 		return;
-	/* slots are computed only for a visible court and a date within the bound */
+	id = req_param(r, "id");
+	key = arena_printf(r->a, "slots %s %s", id, date);
+	/* a plain CGI (or a worker that never served this court and date) has nothing to
+	 * reuse, and a client without a tag nothing to confirm: straight to the answer */
+	if (r->if_none_match != NULL || cache_count() > 0) {
+		res = sql_query(r,
+		    "SELECT c.visible, c.too_far, c.validator, "
+		    "       (extract(epoch FROM now()) * 1000000)::bigint "
+		    "  FROM slot_validator($1::uuid, $2::date) c",
+		    id, date);
+		if (res == NULL)
+			return;
+		if (PQntuples(res) == 1 && *PQgetvalue(res, 0, 0) == 't' &&
+		    *PQgetvalue(res, 0, 1) == 'f') {
+			validator = PQgetvalue(res, 0, 2);
+			now_us = us_value(res, 3);
+			if (cache_etag_fresh(r->if_none_match, validator, now_us, &until_us)) {
+				r->cache_control = "no-cache";
+				req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+				req_send_not_modified(r);
+				return;
+			}
+			if ((body = cache_get(key, validator, now_us, &until_us)) != NULL) {
+				slots_send(r, body, validator, until_us);
+				return;
+			}
+		}
+	}
 	res = sql_query(r,
-	    "WITH c AS (SELECT x.id, "
-	    "                  x.status = 'ACTIVE' AND v.status = 'ACTIVE' AS visible, "
-	    "                  $2::date > (now() AT TIME ZONE v.timezone)::date + 366 AS too_far "
-	    "             FROM resources x JOIN venues v ON v.id = x.venue_id "
-	    "            WHERE x.id = $1::uuid) "
-	    "SELECT c.visible, c.too_far, "
-	    "       CASE WHEN c.visible AND NOT c.too_far THEN "
-	    "           (SELECT COALESCE(json_agg(json_build_object( "
-	    "                       'startTime', api_time(s.start_time), "
-	    "                       'endTime', api_time(s.end_time), "
-	    "                       'available', s.available, "
-	    "                       'price', s.price, "
-	    "                       'currency', s.currency) ORDER BY s.start_time), '[]') "
-	    "              FROM resource_slots(c.id, $2::date) s) END "
-	    "FROM c",
-	    req_param(r, "id"), date);
+	    "SELECT visible, too_far, validator, "
+	    "       (extract(epoch FROM valid_until) * 1000000)::bigint, slots "
+	    "  FROM slot_answer($1::uuid, $2::date)",
+	    id, date);
 	if (res == NULL)
 		return;
 	if (PQntuples(res) == 0 || *PQgetvalue(res, 0, 0) != 't') {
@@ -144,7 +187,11 @@ slots_list(struct req *r)
 		problem_fields_or_send(r);
 		return;
 	}
-	req_send_json(r, 200, PQgetvalue(res, 0, 2));
+	validator = PQgetvalue(res, 0, 2);
+	until_us = us_value(res, 3);
+	body = PQgetvalue(res, 0, 4);
+	cache_put(key, validator, until_us, body, (size_t)PQgetlength(res, 0, 4));
+	slots_send(r, body, validator, until_us);
 }
 
 static const struct route routes[] = {

@@ -88,15 +88,18 @@ static void
 response_write(struct req *r, const struct priv *p)
 {
 	const char *extra = r->resp_headers != NULL ? r->resp_headers : "";
+	/* only a handler that sets a validator lets anyone keep an answer */
+	const char *cc = r->cache_control != NULL ? r->cache_control : "no-store";
 	char *head;
 
 	if (r->resp_body != NULL)
 		head = arena_printf(r->a, "Status: %d %s\r\nContent-Type: %s\r\n"
-		    "Content-Length: %zu\r\nCache-Control: no-store\r\nX-Request-Id: %s\r\n%s\r\n",
-		    r->status, req_reason(r->status), r->resp_type, r->resp_len, r->id, extra);
+		    "Content-Length: %zu\r\nCache-Control: %s\r\nX-Request-Id: %s\r\n%s\r\n",
+		    r->status, req_reason(r->status), r->resp_type, r->resp_len, cc, r->id, extra);
 	else
-		head = arena_printf(r->a, "Status: %d %s\r\nCache-Control: no-store\r\n"
-		    "X-Request-Id: %s\r\n%s\r\n", r->status, req_reason(r->status), r->id, extra);
+		head = arena_printf(r->a, "Status: %d %s\r\nCache-Control: %s\r\n"
+		    "X-Request-Id: %s\r\n%s\r\n", r->status, req_reason(r->status), cc, r->id,
+		    extra);
 	cgi_answer_started = 1;
 	out_write(p, head, strlen(head));
 	if (r->resp_body != NULL)
@@ -205,6 +208,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 	unsigned need;
 
 	url_query_parse(r, env(p, "QUERY_STRING"));
+	r->if_none_match = env(p, "HTTP_IF_NONE_MATCH");
 	if (!request_line(r, p))
 		return;
 	if (cl != NULL && strtol(cl, NULL, 10) > HTTP_BODY_MAX) {

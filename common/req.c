@@ -81,6 +81,17 @@ req_send_no_content(struct req *r)
 	r->resp_len = 0;
 }
 
+void
+req_send_not_modified(struct req *r)
+{
+	if (r->answered)
+		return;
+	r->answered = true;
+	r->status = 304;
+	r->resp_body = NULL;
+	r->resp_len = 0;
+}
+
 const char *
 req_reason(int status)
 {

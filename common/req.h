@@ -39,6 +39,7 @@ struct req {
 	unsigned	 roles;		/* ROLE_* bits of the caller (auth.h) */
 	struct db	*db;		/* this request's database session (db.h) */
 	const char	*idem_key;	/* Idempotency-Key claimed for this request, or NULL */
+	const char	*if_none_match;	/* If-None-Match header, or NULL */
 	bool		 tx_owned;	/* the driver opened the transaction: handlers join it */
 	cJSON		*field_errors;	/* collected validation errors, see problem.h */
 	bool		 answered;	/* a response has been produced */
@@ -47,6 +48,7 @@ struct req {
 	size_t		 resp_len;
 	const char	*resp_type;	/* Content-Type of the response */
 	char		*resp_headers;	/* extra "Name: value\r\n" lines, or NULL */
+	const char	*cache_control;	/* Cache-Control of the response; NULL: no-store */
 };
 
 /* Value of path parameter name ({name} in the route's pattern), already validated; never
@@ -61,6 +63,7 @@ const char *req_query(const struct req *r, const char *name);
 void req_send_json(struct req *r, int status, const char *json);	/* copies json */
 void req_send_cjson(struct req *r, int status, const cJSON *doc);
 void req_send_no_content(struct req *r);				/* 204 */
+void req_send_not_modified(struct req *r);				/* 304 */
 
 /* Adds a response header line; name and value are copied. */
 void req_add_header(struct req *r, const char *name, const char *value);

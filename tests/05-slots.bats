@@ -238,3 +238,80 @@ hold() {
 18:00:00|20:00:00|f||
 20:00:00|22:00:00|f||" ]
 }
+
+# ---- slot_answer: until when an answer holds (sql/0015_availability.sql) -----------------
+
+# until RESOURCE DATE NOW: slot_answer's valid_until in UTC, or "" for none.
+until_utc() {
+	sql "SELECT to_char(valid_until AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS.US')
+	       FROM slot_answer('$1', '$2', '$3')"
+}
+
+@test "an answer holds until the next slot starts, as long as nothing else changes it" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	# 08:00 in Madrid on Monday is 06:00 UTC (summer time)
+	[ "$(until_utc "$court" $MON "$NOW")" = "2030-06-03 06:00:00.000000" ]
+	# at 09:00 in Madrid the next to start is the 09:30 slot
+	[ "$(until_utc "$court" $MON "2030-06-03 07:00:00+00")" = "2030-06-03 07:30:00.000000" ]
+	# once the last slot has started, time changes nothing more
+	[ "$(until_utc "$court" $MON "2030-06-03 18:00:00+00")" = "" ]
+	[ "$(sql "SELECT slots IS NOT NULL FROM slot_answer('$court', '$MON', '2030-06-03 18:00:00+00')")" = t ]
+}
+
+@test "an answer holds until the next slot enters the notice period or the booking window" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	sql "UPDATE venues SET min_notice_minutes = 120 WHERE id = '$venue'"
+	[ "$(until_utc "$court" $MON "$NOW")" = "2030-06-03 04:00:00.000000" ]
+	# a booking window of a day opens Monday's 08:00 slot on Sunday at 08:00 in Madrid
+	sql "UPDATE venues SET min_notice_minutes = NULL, booking_window_days = 1 WHERE id = '$venue'"
+	[ "$(until_utc "$court" $MON "$NOW")" = "2030-06-02 06:00:00.000000" ]
+	[ "$(availability "$court" $MON)" = fffffffff ]
+	[ "$(availability "$court" $MON "2030-06-02 06:00:00+00")" = tffffffff ]
+}
+
+@test "an answer holds until a payment hold on that court and date lapses" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	hold "$court" $MON 09:30 11:00 PENDING_PAYMENT "2030-06-01 12:00:00.25+00"
+	[ "$(until_utc "$court" $MON "$NOW")" = "2030-06-01 12:00:00.250000" ]
+	# a hold of another day, or of a paid match, changes nothing by lapsing
+	other=$(fixture_court "$venue" 90)
+	hold "$other" $MON 09:30 11:00 OPEN "2030-06-01 11:00:00+00"
+	hold "$other" 2030-06-04 09:30 11:00 PENDING_PAYMENT "2030-06-01 11:00:00+00"
+	[ "$(until_utc "$other" $MON "$NOW")" = "2030-06-03 06:00:00.000000" ]
+}
+
+@test "the validator changes with every write that can change the slots, and only those" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 90)
+	v() { sql "SELECT validator FROM slot_validator('$court', '$MON')"; }
+	seen=" $(v) "
+	fresh() {	# the validator is one never seen before
+		local now
+		now=$(v)
+		[[ $seen != *" $now "* ]] || { echo "validator $now seen before" >&2; return 1; }
+		seen+="$now "
+	}
+	hold "$court" $MON 09:30 11:00 PENDING_PAYMENT; fresh
+	sql "UPDATE match_requests SET expires_at = expires_at + interval '1 minute'"; fresh
+	sql "UPDATE match_requests SET status = 'CANCELLED', cancel_reason = 'ORGANIZER'"; fresh
+	sql "DELETE FROM match_requests"; fresh
+	sql "INSERT INTO venue_holidays (venue_id, date, name) VALUES ('$venue', '$MON', 'Fiesta')"; fresh
+	sql "DELETE FROM venue_holidays"; fresh
+	sql "UPDATE resource_schedules SET closing_time = '21:00' WHERE resource_id = '$court'"; fresh
+	sql "UPDATE price_rules SET price = 21 WHERE resource_id = '$court'"; fresh
+	sql "UPDATE venues SET min_notice_minutes = 30 WHERE id = '$venue'"; fresh
+	sql "UPDATE resources SET slot_duration_minutes = 60 WHERE id = '$court'"; fresh
+	# the versions stay valid if their rows are emptied: a value is never handed out twice
+	sql "DELETE FROM availability_versions"
+	sql "UPDATE resources SET slot_duration_minutes = 90 WHERE id = '$court'"; fresh
+	# another court's or another date's requests, and a match's players, leave it alone
+	before=$(v)
+	other=$(fixture_court "$venue" 90)
+	hold "$other" $MON 09:30 11:00 OPEN
+	hold "$court" 2030-06-04 09:30 11:00 OPEN
+	sql "UPDATE match_requests SET team_a_count = 2, team_b_count = 1"
+	[ "$(v)" = "$before" ]
+}

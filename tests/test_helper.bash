@@ -24,6 +24,8 @@ req() {
 		[ $has_ct = 1 ] || args+=(-H "Content-Type: application/json")
 		args+=(--data-binary "$body")
 	fi
+	# curl writes no file for an answer without a body: nothing of the last one may remain
+	: >"$out"
 	HTTP_STATUS=$(curl -s -g -o "$out" -D "$hdr" -w '%{http_code}' -X "$method" "${args[@]}" \
 		"$base$path")
 	HTTP_HEADERS=$(cat "$hdr")

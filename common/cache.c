@@ -1,0 +1,145 @@
+/* cache: a direct-mapped table of answers, see cache.h. */
+#include "cache.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct entry {
+	char	*key;
+	char	*validator;
+	char	*body;
+	int64_t	 until_us;
+};
+
+static struct entry table[CACHE_SLOTS];
+
+/* FNV-1a: short keys, no adversary gains anything from collisions but a miss */
+static size_t
+slot_of(const char *key)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *key != '\0'; key++)
+		h = (h ^ (unsigned char)*key) * 16777619u;
+	return h % CACHE_SLOTS;
+}
+
+static void
+entry_clear(struct entry *e)
+{
+	free(e->key);
+	free(e->validator);
+	free(e->body);
+	memset(e, 0, sizeof *e);
+}
+
+const char *
+cache_get(const char *key, const char *validator, int64_t now_us, int64_t *until_us)
+{
+	struct entry *e = &table[slot_of(key)];
+
+	if (e->key == NULL || strcmp(e->key, key) != 0 || strcmp(e->validator, validator) != 0)
+		return NULL;
+	if (now_us >= e->until_us) {
+		entry_clear(e);
+		return NULL;
+	}
+	if (until_us != NULL)
+		*until_us = e->until_us;
+	return e->body;
+}
+
+void
+cache_put(const char *key, const char *validator, int64_t until_us, const char *body, size_t len)
+{
+	struct entry *e = &table[slot_of(key)];
+
+	entry_clear(e);
+	if (len > CACHE_BODY_MAX)
+		return;
+	e->key = strdup(key);
+	e->validator = strdup(validator);
+	if ((e->body = malloc(len + 1)) != NULL) {
+		memcpy(e->body, body, len);
+		e->body[len] = '\0';
+	}
+	if (e->key == NULL || e->validator == NULL || e->body == NULL) {
+		entry_clear(e);
+		return;
+	}
+	e->until_us = until_us;
+}
+
+char *
+cache_etag(struct arena *a, const char *validator, int64_t until_us)
+{
+	if (until_us == CACHE_FOREVER)
+		return arena_printf(a, "\"%s-f\"", validator);
+	return arena_printf(a, "\"%s-%" PRId64 "\"", validator, until_us);
+}
+
+/* One entity tag at *p (after blanks): whether it is fresh; *p moves past it and its comma. */
+static bool
+tag_fresh(const char **p, const char *validator, int64_t now_us, int64_t *until_us)
+{
+	const char *s = *p, *end;
+	size_t vlen = strlen(validator);
+	bool fresh = false;
+	long long until;
+	char *stop;
+
+	if (strncmp(s, "W/", 2) == 0)
+		s += 2;
+	if (*s == '"' && (end = strchr(s + 1, '"')) != NULL) {
+		s++;
+		if ((size_t)(end - s) > vlen + 1 && strncmp(s, validator, vlen) == 0 &&
+		    s[vlen] == '-') {
+			s += vlen + 1;
+			if (end - s == 1 && *s == 'f') {
+				fresh = true;
+				*until_us = CACHE_FOREVER;
+			} else if (isdigit((unsigned char)*s)) {
+				errno = 0;
+				until = strtoll(s, &stop, 10);
+				fresh = errno == 0 && stop == end && until > now_us;
+				*until_us = until;
+			}
+		}
+		s = end + 1;
+	}
+	/* whatever follows up to the next comma is not part of a tag we made */
+	s += strcspn(s, ",");
+	*p = *s == ',' ? s + 1 : s;
+	return fresh;
+}
+
+bool
+cache_etag_fresh(const char *if_none_match, const char *validator, int64_t now_us,
+    int64_t *until_us)
+{
+	const char *p = if_none_match;
+
+	if (p == NULL)
+		return false;
+	while (*p != '\0') {
+		p += strspn(p, " \t");
+		if (*p == '\0')
+			break;
+		if (tag_fresh(&p, validator, now_us, until_us))
+			return true;
+	}
+	return false;
+}
+
+size_t
+cache_count(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < CACHE_SLOTS; i++)
+		n += table[i].key != NULL;
+	return n;
+}

@@ -1,0 +1,49 @@
+/* cache: answers a long-lived program keeps to serve again while they are still true.
+ *
+ * A FastCGI worker serves many requests; an answer it computed can be sent again as long as
+ * its validator is unchanged and its time has not run out. The validator is whatever the
+ * database says identifies the state the answer was computed from (sql/0015_availability.sql:
+ * a value that changes with every write that could change the answer), read in the same
+ * statement as the answer; `until` is the instant at which time alone changes it.
+ *
+ * The cache is per process, bounded (CACHE_SLOTS entries, each at most CACHE_BODY_MAX bytes),
+ * and replaces on collision: a miss costs only the work the caller would have done anyway.
+ * In plain CGI every process starts empty, so every look-up misses. */
+#ifndef COURTS_CACHE_H
+#define COURTS_CACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+
+#define CACHE_SLOTS	256
+#define CACHE_BODY_MAX	(32 * 1024)
+#define CACHE_FOREVER	INT64_MAX	/* `until` of an answer that time does not change */
+
+/* The body kept for key under exactly this validator, still valid at now_us (microseconds
+ * since the epoch, from the database's clock), or NULL. *until_us gets its `until`. The body
+ * stays valid until the next cache_put. */
+const char *cache_get(const char *key, const char *validator, int64_t now_us, int64_t *until_us);
+
+/* Keeps body (len bytes, NUL-terminated copy made) for key with its validator and until.
+ * Bodies larger than CACHE_BODY_MAX, or a failed allocation, are simply not kept. */
+void cache_put(const char *key, const char *validator, int64_t until_us, const char *body,
+    size_t len);
+
+/* The strong entity tag of an answer: its validator and its until, quoted. */
+char *cache_etag(struct arena *a, const char *validator, int64_t until_us);
+
+/* Whether an If-None-Match header names an answer that is still the current one: a tag
+ * made by cache_etag with this validator whose until is after now_us. Weak tags (W/)
+ * compare like strong ones, as RFC 9110 has it for If-None-Match; "*" is not answered here
+ * (the caller then sends the answer). *until_us gets the until of the matching tag.
+ * NULL is false. */
+bool cache_etag_fresh(const char *if_none_match, const char *validator, int64_t now_us,
+    int64_t *until_us);
+
+/* Entries currently held (for tests). */
+size_t cache_count(void);
+
+#endif

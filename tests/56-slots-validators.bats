@@ -1,0 +1,205 @@
+#!/usr/bin/env bats
+# GET /api/resources/{id}/slots reuses its answers: an ETag a client can send back
+# (If-None-Match, 304 while nothing changed) and, in the FastCGI modes, the answer a worker
+# keeps (common/cache.h). Neither may ever be stale: every write that can change the slots
+# (a booking, a cancellation, a schedule, a price rule, a holiday, the booking rules, a
+# suspension) and the lapse of a payment hold, which no write marks, change the next answer.
+# Each check asks 8 times, so that in pool mode every worker has kept the answer before the
+# change and must give the new one after it.
+
+load test_helper
+load match_helper
+
+ETAG_RE='^"[0-9]+\.[0-9]+\.[0-9]+-([0-9]+|f)"$'
+
+setup() {
+	reset_db
+	match_world
+	DAY=$(weekday_date 3)
+	OWNER=$(token owner1 OWNER)
+}
+
+# ask [CURL_HEADER]: the slots of $COURT on $DAY.
+ask() {
+	if [ $# -gt 0 ]; then
+		req GET "/api/resources/$COURT/slots?date=$DAY" -H "$1"
+	else
+		req GET "/api/resources/$COURT/slots?date=$DAY"
+	fi
+}
+
+# settled: the answer asked 8 times is the same 200 every time, with a validator; sets
+# BODY and TAG.
+settled() {
+	local i
+	BODY="" TAG=""
+	for i in 1 2 3 4 5 6 7 8; do
+		ask
+		expect 200 || return 1
+		[ "$(header Cache-Control)" = no-cache ] || { echo "Cache-Control: $(header Cache-Control)" >&2; return 1; }
+		[[ $(header ETag) =~ $ETAG_RE ]] || { echo "ETag: $(header ETag)" >&2; return 1; }
+		if [ $i = 1 ]; then
+			BODY=$HTTP_BODY TAG=$(header ETag)
+		elif [ "$HTTP_BODY" != "$BODY" ] || [ "$(header ETag)" != "$TAG" ]; then
+			echo "answer $i differs: $(header ETag) $HTTP_BODY" >&2
+			return 1
+		fi
+	done
+}
+
+# changed JQ_FILTER WANT: after a change, 8 answers in a row (and one to the old tag) are
+# 200 with a new tag and a body that differs from BODY, each with FILTER giving WANT.
+changed() {
+	local i old=$BODY old_tag=$TAG
+	for i in 1 2 3 4 5 6 7 8 9; do
+		if [ $i = 9 ]; then ask "If-None-Match: $old_tag"; else ask; fi
+		expect 200 || return 1
+		[ "$HTTP_BODY" != "$old" ] || { echo "answer $i is the old one" >&2; return 1; }
+		[ "$(header ETag)" != "$old_tag" ] || { echo "answer $i has the old tag" >&2; return 1; }
+		[ "$(jqr -c "$1")" = "$2" ] || { echo "answer $i: $(jqr -c "$1"), want $2" >&2; return 1; }
+	done
+	settled
+}
+
+# gone: after a change that hides the court, 8 answers in a row (and one to the old tag)
+# are 404.
+gone() {
+	local i
+	for i in 1 2 3 4 5 6 7 8 9; do
+		if [ $i = 9 ]; then ask "If-None-Match: $TAG"; else ask; fi
+		expect_problem 404 NOT_FOUND || return 1
+		[ "$(header Cache-Control)" = no-store ] || return 1
+		[ -z "$(header ETag)" ] || return 1
+	done
+}
+
+# at TIME: the slot starting at TIME of the last answer, as "available price".
+AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
+
+@test "a slots answer carries a validator; sent back, the answer is 304 without a body" {
+	settled
+	[ "$(jqr length)" = 9 ]
+	ask "If-None-Match: $TAG"
+	expect 304 -
+	[ -z "$(header Content-Type)" ]
+	[ "$(header ETag)" = "$TAG" ]
+	[ "$(header Cache-Control)" = no-cache ]
+	# weak, in a list, with blanks: still the same answer
+	ask "If-None-Match: W/$TAG"
+	expect 304 -
+	ask "If-None-Match: \"0.0.0-f\", $TAG ,\"x\""
+	expect 304 -
+	# another tag, a tag of another answer, "*" and junk: the whole answer
+	for h in '"0.0.0-f"' "${TAG/-/0-}" '*' 'nonsense' '""'; do
+		ask "If-None-Match: $h"
+		expect 200
+		[ "$HTTP_BODY" = "$BODY" ]
+		[ "$(header ETag)" = "$TAG" ]
+	done
+	# nothing was written by reading
+	[ "$(sql "SELECT count(*) FROM availability_day_versions")" = 0 ]
+}
+
+@test "a match created through the API takes its slot in the very next answer" {
+	settled
+	[ "$(jqr --arg t 18:30:00 "$AT")" = "true 20" ]
+	req POST /api/match/requests -t "$(token org)" -d "$(jq -nc --arg r "$COURT" --arg d "$DAY" \
+		'{resourceId: $r, bookingDate: $d, startTime: "18:30:00", slotDurationMinutes: 90,
+		  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: 40.42, searchLng: -3.70}')"
+	expect 201
+	match=$(jqr .id)
+	changed "map(select(.startTime == \"18:30:00\")) | .[0].available" false
+	# and its cancellation through the API frees it again
+	req DELETE "/api/match/requests/$match" -t "$(token org)"
+	expect 204 -
+	[ "$(sql "SELECT status FROM match_requests WHERE id = '$match'")" = CANCELLED ]
+	changed "map(select(.startTime == \"18:30:00\")) | .[0].available" true
+}
+
+@test "a payment hold that lapses frees its slot with no write at all" {
+	fixture_hold "$COURT" "$DAY" 09:30 11:00 PENDING_PAYMENT "now() + interval '3 seconds'"
+	expires=$(sql "SELECT (extract(epoch FROM expires_at) * 1000000)::bigint FROM match_requests")
+	settled
+	[ "$(jqr -c 'map(select(.startTime == "09:30:00")) | .[0].available')" = false ]
+	# the answer says it holds until the hold lapses, to the microsecond
+	[ "${TAG##*-}" = "$expires\"" ]
+	writes=$(sql "SELECT n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables WHERE relname = 'match_requests'")
+	until [ "$(sql "SELECT now() >= expires_at FROM match_requests")" = t ]; do sleep 0.2; done
+	changed "map(select(.startTime == \"09:30:00\")) | .[0].available" true
+	[ "$(sql "SELECT status FROM match_requests")" = PENDING_PAYMENT ]
+	[ "$(sql "SELECT n_tup_ins + n_tup_upd + n_tup_del FROM pg_stat_user_tables WHERE relname = 'match_requests'")" = "$writes" ]
+}
+
+@test "a schedule changed through the API changes the next answer" {
+	settled
+	dow=$(LC_ALL=C date -d "$DAY" +%A)
+	req PUT "/api/owner/resources/$COURT/schedules" -t "$OWNER" \
+		-d "{\"dayOfWeek\": \"${dow^^}\", \"openingTime\": \"10:00:00\", \"closingTime\": \"13:00:00\"}"
+	expect 200
+	changed 'map(.startTime) | join(",")' 10:00:00,11:30:00
+}
+
+@test "a price rule added or removed through the API changes the next answer" {
+	settled
+	[ "$(jqr --arg t 08:00:00 "$AT")" = "true 20" ]
+	sql "DELETE FROM price_rules WHERE resource_id = '$COURT' AND day_type = 'WEEKDAY'"
+	req POST "/api/owner/resources/$COURT/price-rules" -t "$OWNER" \
+		-d '{"dayType": "WEEKDAY", "startTime": "08:00:00", "endTime": "24:00:00", "price": 24.50, "currency": "EUR"}'
+	expect 200
+	rule=$(sql "SELECT id FROM price_rules WHERE resource_id = '$COURT' AND day_type = 'WEEKDAY'")
+	changed "map(select(.startTime == \"08:00:00\")) | .[0].price" 24.5
+	req DELETE "/api/owner/resources/$COURT/price-rules/$rule" -t "$OWNER"
+	expect 204 -
+	changed "map(select(.startTime == \"08:00:00\")) | .[0] | [.available, .price]" '[false,null]'
+}
+
+@test "a holiday added or removed through the API changes the next answer" {
+	sql "INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, currency)
+	     VALUES ('$COURT', 'HOLIDAY', '00:00', '24:00', 40.00, 'EUR')"
+	settled
+	req POST "/api/owner/venues/$VENUE/holidays" -t "$OWNER" -d "{\"date\": \"$DAY\", \"name\": \"Fiesta\"}"
+	expect 201
+	changed 'map(.price) | unique' '[40]'
+	req DELETE "/api/owner/venues/$VENUE/holidays/$DAY" -t "$OWNER"
+	expect 204 -
+	changed 'map(.price) | unique' '[20]'
+}
+
+@test "booking rules set through the API change the next answer" {
+	settled
+	# the booking window ends before $DAY: every slot becomes unavailable
+	req PUT "/api/owner/venues/$VENUE/booking-rules" -t "$OWNER" \
+		-d '{"maxUpcomingPerPlayer": null, "maxPerPlayerPerDay": null, "maxPerPlayerPerWeek": null, "bookingWindowDays": 1, "minNoticeMinutes": null}'
+	expect 200
+	changed 'map(.available) | unique' '[false]'
+}
+
+@test "a court or venue suspended through the API hides its slots from the next answer" {
+	settled
+	req PATCH "/api/owner/resources/$COURT/suspend" -t "$OWNER"
+	expect 204 -
+	gone
+	sql "UPDATE resources SET status = 'ACTIVE', suspended_by = NULL WHERE id = '$COURT'"
+	settled
+	req PATCH "/api/owner/venues/$VENUE/suspend" -t "$OWNER"
+	expect 204 -
+	gone
+}
+
+@test "what cannot change the slots leaves the validator as it is" {
+	fixture_hold "$COURT" "$DAY" 12:30 14:00 OPEN
+	M=$(sql "SELECT id FROM match_requests")
+	settled
+	# a player joins and pays: the court was already taken
+	P1=$(fixture_player p1 INTERMEDIATE 40.42 -3.70)
+	sql_join "$M" "$P1" TEAM_B
+	[ "$(sql "SELECT team_b_count FROM match_requests")" = 1 ]
+	ask "If-None-Match: $TAG"
+	expect 304 -
+	# another court's and another day's changes
+	other=$(fixture_court "$VENUE" 60)
+	fixture_hold "$other" "$DAY" 09:00 10:00 PENDING_PAYMENT
+	fixture_hold "$COURT" "$(weekday_date 4)" 09:30 11:00 PENDING_PAYMENT
+	ask "If-None-Match: $TAG"
+	expect 304 -
+}
