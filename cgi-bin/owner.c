@@ -11,9 +11,11 @@
  * the row tells 404 from 409.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "cache.h"
 #include "config.h"
 #include "sql.h"
 #include "http.h"
@@ -220,10 +222,29 @@ status_change_answer(struct req *r, const PGresult *res, const char *what, bool 
 /* ---- venues ------------------------------------------------------------------------- */
 
 /* GET /api/owner/venues?limit=&cursor=: 200 with the caller's venues, oldest first, a page
- * at a time (page.h); 400 bad limit or cursor; 401, 403. */
+ * at a time (page.h); 304 when the If-None-Match tag is still the answer; 400 bad limit or
+ * cursor; 401, 403. A page is reused (cache.h) while the owner's list version
+ * (sql/0015_availability.sql) is unchanged. */
 static void
 venues_list(struct req *r)
 {
+	const char *limit = req_query(r, "limit"), *cursor = req_query(r, "cursor");
+	const char *key, *validator;
+	PGresult *res;
+
+	/* the validator is read first: the page below is at least as new as it */
+	res = sql_query(r,
+	    "SELECT COALESCE((SELECT version FROM owner_list_versions WHERE owner_id = $1::uuid), 0), "
+	    "       (extract(epoch FROM now()) * 1000000)::bigint",
+	    r->user_id);
+	if (res == NULL)
+		return;
+	validator = arena_strdup(r->a, PQgetvalue(res, 0, 0));
+	key = arena_printf(r->a, "owner-venues %s %s %s", r->user_id, limit != NULL ? limit : "-",
+	    cursor != NULL ? cursor : "-");
+	if (cache_answer(r, key, validator, strtoll(PQgetvalue(res, 0, 1), NULL, 10),
+	    "private, no-cache"))
+		return;
 	page_list(r, "tu",
 	    "SELECT d.doc, json_build_array((s.v).created_at, (s.v).id) "
 	    "  FROM (SELECT v FROM venues v "
@@ -234,6 +255,7 @@ venues_list(struct req *r)
 	    " CROSS JOIN LATERAL venue_doc(s.v) d "
 	    " ORDER BY (s.v).created_at, (s.v).id",
 	    r->user_id);
+	cache_keep_answer(r, key, validator, CACHE_FOREVER, "private, no-cache");
 }
 
 /* POST /api/owner/venues: 201 with the new venue, PENDING_APPROVAL, in the given time zone

@@ -113,17 +113,6 @@ us_value(PGresult *res, int col)
 	return PQgetisnull(res, 0, col) ? CACHE_FOREVER : strtoll(PQgetvalue(res, 0, col), NULL, 10);
 }
 
-/* 200 with a slots answer and its validator, which lets a client ask again with
- * If-None-Match and get 304 while nothing changed (Cache-Control: no-cache: keep it, but
- * ask every time). */
-static void
-slots_send(struct req *r, const char *body, const char *validator, int64_t until_us)
-{
-	r->cache_control = "no-cache";
-	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
-	req_send_json(r, 200, body);
-}
-
 /* GET /api/resources/{id}/slots?date=YYYY-MM-DD: 200 with every slot of that local date
  * (resource_slots decides availability and price; [] on a closed day); 304 when the
  * If-None-Match tag is still the answer; 400 bad id, missing or bad date, or a date more
@@ -136,8 +125,7 @@ slots_send(struct req *r, const char *body, const char *validator, int64_t until
 static void
 slots_list(struct req *r)
 {
-	const char *date = NULL, *id, *key, *validator, *body;
-	int64_t now_us, until_us;
+	const char *date = NULL, *id, *key;
 	PGresult *res;
 
 	query_date(r, "date", IN_REQUIRED, &date);
@@ -156,20 +144,9 @@ slots_list(struct req *r)
 		if (res == NULL)
 			return;
 		if (PQntuples(res) == 1 && *PQgetvalue(res, 0, 0) == 't' &&
-		    *PQgetvalue(res, 0, 1) == 'f') {
-			validator = PQgetvalue(res, 0, 2);
-			now_us = us_value(res, 3);
-			if (cache_etag_fresh(r->if_none_match, validator, now_us, &until_us)) {
-				r->cache_control = "no-cache";
-				req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
-				req_send_not_modified(r);
-				return;
-			}
-			if ((body = cache_get(key, validator, now_us, &until_us)) != NULL) {
-				slots_send(r, body, validator, until_us);
-				return;
-			}
-		}
+		    *PQgetvalue(res, 0, 1) == 'f' &&
+		    cache_answer(r, key, PQgetvalue(res, 0, 2), us_value(res, 3), "no-cache"))
+			return;
 	}
 	res = sql_query(r,
 	    "SELECT visible, too_far, validator, "
@@ -187,11 +164,8 @@ slots_list(struct req *r)
 		problem_fields_or_send(r);
 		return;
 	}
-	validator = PQgetvalue(res, 0, 2);
-	until_us = us_value(res, 3);
-	body = PQgetvalue(res, 0, 4);
-	cache_put(key, validator, until_us, body, (size_t)PQgetlength(res, 0, 4));
-	slots_send(r, body, validator, until_us);
+	req_send_json(r, 200, PQgetvalue(res, 0, 4));
+	cache_keep_answer(r, key, PQgetvalue(res, 0, 2), us_value(res, 3), "no-cache");
 }
 
 static const struct route routes[] = {

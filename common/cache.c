@@ -7,10 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "req.h"
+
 struct entry {
 	char	*key;
 	char	*validator;
 	char	*body;
+	char	*headers;	/* the answer's extra header lines, "" for none */
 	int64_t	 until_us;
 };
 
@@ -33,11 +36,13 @@ entry_clear(struct entry *e)
 	free(e->key);
 	free(e->validator);
 	free(e->body);
+	free(e->headers);
 	memset(e, 0, sizeof *e);
 }
 
 const char *
-cache_get(const char *key, const char *validator, int64_t now_us, int64_t *until_us)
+cache_get(const char *key, const char *validator, int64_t now_us, int64_t *until_us,
+    const char **headers)
 {
 	struct entry *e = &table[slot_of(key)];
 
@@ -49,11 +54,14 @@ cache_get(const char *key, const char *validator, int64_t now_us, int64_t *until
 	}
 	if (until_us != NULL)
 		*until_us = e->until_us;
+	if (headers != NULL)
+		*headers = e->headers;
 	return e->body;
 }
 
 void
-cache_put(const char *key, const char *validator, int64_t until_us, const char *body, size_t len)
+cache_put(const char *key, const char *validator, int64_t until_us, const char *body, size_t len,
+    const char *headers)
 {
 	struct entry *e = &table[slot_of(key)];
 
@@ -62,11 +70,12 @@ cache_put(const char *key, const char *validator, int64_t until_us, const char *
 		return;
 	e->key = strdup(key);
 	e->validator = strdup(validator);
+	e->headers = strdup(headers != NULL ? headers : "");
 	if ((e->body = malloc(len + 1)) != NULL) {
 		memcpy(e->body, body, len);
 		e->body[len] = '\0';
 	}
-	if (e->key == NULL || e->validator == NULL || e->body == NULL) {
+	if (e->key == NULL || e->validator == NULL || e->body == NULL || e->headers == NULL) {
 		entry_clear(e);
 		return;
 	}
@@ -132,6 +141,40 @@ cache_etag_fresh(const char *if_none_match, const char *validator, int64_t now_u
 			return true;
 	}
 	return false;
+}
+
+bool
+cache_answer(struct req *r, const char *key, const char *validator, int64_t now_us,
+    const char *cache_control)
+{
+	const char *body, *headers;
+	int64_t until_us;
+
+	if (cache_etag_fresh(r->if_none_match, validator, now_us, &until_us)) {
+		r->cache_control = cache_control;
+		req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+		req_send_not_modified(r);
+		return true;
+	}
+	if ((body = cache_get(key, validator, now_us, &until_us, &headers)) == NULL)
+		return false;
+	if (*headers != '\0')
+		r->resp_headers = arena_strdup(r->a, headers);
+	r->cache_control = cache_control;
+	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+	req_send_json(r, 200, body);
+	return true;
+}
+
+void
+cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t until_us,
+    const char *cache_control)
+{
+	if (!r->answered || r->status != 200 || r->resp_body == NULL)
+		return;
+	cache_put(key, validator, until_us, r->resp_body, r->resp_len, r->resp_headers);
+	r->cache_control = cache_control;
+	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
 }
 
 size_t

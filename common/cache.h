@@ -18,19 +18,41 @@
 
 #include "arena.h"
 
+struct req;
+
 #define CACHE_SLOTS	256
 #define CACHE_BODY_MAX	(32 * 1024)
 #define CACHE_FOREVER	INT64_MAX	/* `until` of an answer that time does not change */
 
 /* The body kept for key under exactly this validator, still valid at now_us (microseconds
- * since the epoch, from the database's clock), or NULL. *until_us gets its `until`. The body
- * stays valid until the next cache_put. */
-const char *cache_get(const char *key, const char *validator, int64_t now_us, int64_t *until_us);
+ * since the epoch, from the database's clock), or NULL. *until_us gets its `until` and
+ * *headers its extra header lines ("" for none); either may be NULL. What it returns stays
+ * valid until the next cache_put. */
+const char *cache_get(const char *key, const char *validator, int64_t now_us, int64_t *until_us,
+    const char **headers);
 
-/* Keeps body (len bytes, NUL-terminated copy made) for key with its validator and until.
- * Bodies larger than CACHE_BODY_MAX, or a failed allocation, are simply not kept. */
+/* Keeps body (len bytes, NUL-terminated copy made) and its extra header lines (NULL for
+ * none) for key with its validator and until. Bodies larger than CACHE_BODY_MAX, or a
+ * failed allocation, are simply not kept. */
 void cache_put(const char *key, const char *validator, int64_t until_us, const char *body,
-    size_t len);
+    size_t len, const char *headers);
+
+/*
+ * A handler's side. The validator must be read before the answer is computed (or in the
+ * same statement): an answer may then be newer than its validator, which costs at worst a
+ * miss later, but never older, which could be served stale.
+ */
+
+/* With the validator just read for key: answers 304 when If-None-Match names the current
+ * answer, or 200 with the answer kept under this validator; true when it answered. Both
+ * carry the ETag and this Cache-Control. */
+bool cache_answer(struct req *r, const char *key, const char *validator, int64_t now_us,
+    const char *cache_control);
+
+/* After the handler answered: a 200 answer is kept under key (body and extra headers) and
+ * gets its ETag and this Cache-Control; any other answer is left as it is. */
+void cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t until_us,
+    const char *cache_control);
 
 /* The strong entity tag of an answer: its validator and its until, quoted. */
 char *cache_etag(struct arena *a, const char *validator, int64_t until_us);

@@ -251,3 +251,55 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION slot_answer(uuid, date, timestamptz) IS
     'Slots of a court on a date as JSON, with their validator and until when they hold.';
+
+-- ---- 3. the owners' venue lists ----------------------------------------------------------
+
+-- What GET /api/owner/venues shows of an owner changes with their venues, the venues'
+-- images and how many courts each has; each such write stamps the owner's version (the same
+-- sequence: values are never handed out twice).
+CREATE TABLE owner_list_versions (
+    owner_id uuid PRIMARY KEY,
+    version  bigint NOT NULL
+);
+COMMENT ON TABLE owner_list_versions IS
+    'Version of what an owner''s venue list shows; no row = no venue ever written. Rows are never deleted.';
+
+CREATE FUNCTION owner_list_bump(p_owner uuid) RETURNS void
+    LANGUAGE sql
+BEGIN ATOMIC
+    INSERT INTO owner_list_versions (owner_id, version)
+    VALUES (p_owner, nextval('availability_version_seq'))
+    ON CONFLICT (owner_id) DO UPDATE SET version = nextval('availability_version_seq');
+END;
+COMMENT ON FUNCTION owner_list_bump(uuid) IS
+    'Stamps a new version on an owner''s venue list.';
+
+CREATE FUNCTION owner_list_venue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM owner_list_bump(OLD.owner_id);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        PERFORM owner_list_bump(NEW.owner_id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER venues_owner_list AFTER INSERT OR UPDATE OR DELETE ON venues
+    FOR EACH ROW EXECUTE FUNCTION owner_list_venue_changed();
+
+-- images and courts belong to a venue, which belongs to its owner
+CREATE FUNCTION owner_list_part_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM owner_list_bump(v.owner_id) FROM venues v WHERE v.id = OLD.venue_id;
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        PERFORM owner_list_bump(v.owner_id) FROM venues v WHERE v.id = NEW.venue_id;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER venue_images_owner_list AFTER INSERT OR UPDATE OR DELETE ON venue_images
+    FOR EACH ROW EXECUTE FUNCTION owner_list_part_changed();
+-- the owner's list counts every court of a venue, whatever its status
+CREATE TRIGGER resources_owner_list AFTER INSERT OR DELETE OR UPDATE OF venue_id ON resources
+    FOR EACH ROW EXECUTE FUNCTION owner_list_part_changed();

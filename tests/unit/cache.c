@@ -48,47 +48,54 @@ static void
 test_kept(void)
 {
 	int64_t until = 0;
+	const char *headers = NULL;
 	char *big;
 	char key[32];
 	int i, held;
 
 	CHECK_INT(cache_count(), 0, "starts empty");
-	CHECK(cache_get("k", "1.0.0", NOW, &until) == NULL, "empty: miss");
-	cache_put("k", "1.0.0", NOW + 10, "[1]", 3);
-	CHECK_STR(cache_get("k", "1.0.0", NOW, &until), "[1]", "same validator: hit");
+	CHECK(cache_get("k", "1.0.0", NOW, &until, NULL) == NULL, "empty: miss");
+	cache_put("k", "1.0.0", NOW + 10, "[1]", 3, NULL);
+	CHECK_STR(cache_get("k", "1.0.0", NOW, &until, NULL), "[1]", "same validator: hit");
 	CHECK_INT(until, NOW + 10, "with its until");
-	CHECK(cache_get("k", "1.0.1", NOW, &until) == NULL, "other validator: miss");
-	CHECK(cache_get("other", "1.0.0", NOW, &until) == NULL, "other key: miss");
-	CHECK(cache_get("k", "1.0.0", NOW + 10, &until) == NULL, "at until: miss");
-	CHECK(cache_get("k", "1.0.0", NOW, &until) == NULL, "and dropped");
-	cache_put("k", "2.0.0", CACHE_FOREVER, "[2]", 3);
-	CHECK_STR(cache_get("k", "2.0.0", INT64_MAX - 1, &until), "[2]", "forever: hit much later");
-	cache_put("k", "3.0.0", CACHE_FOREVER, "[3]", 3);
-	CHECK(cache_get("k", "2.0.0", NOW, &until) == NULL, "replaced: old validator misses");
-	CHECK_STR(cache_get("k", "3.0.0", NOW, &until), "[3]", "replaced: new one hits");
+	CHECK(cache_get("k", "1.0.1", NOW, &until, NULL) == NULL, "other validator: miss");
+	CHECK(cache_get("other", "1.0.0", NOW, &until, NULL) == NULL, "other key: miss");
+	CHECK(cache_get("k", "1.0.0", NOW + 10, &until, NULL) == NULL, "at until: miss");
+	CHECK(cache_get("k", "1.0.0", NOW, &until, NULL) == NULL, "and dropped");
+	cache_put("k", "1.5.0", NOW + 10, "[1]", 3, "Link: <next>; rel=\"next\"\r\n");
+	CHECK(cache_get("k", "1.5.0", NOW, &until, &headers) != NULL &&
+	    strcmp(headers, "Link: <next>; rel=\"next\"\r\n") == 0, "headers kept with the body");
+	cache_put("k", "1.6.0", NOW + 10, "[1]", 3, NULL);
+	CHECK(cache_get("k", "1.6.0", NOW, &until, &headers) != NULL && *headers == '\0',
+	    "no headers: empty");
+	cache_put("k", "2.0.0", CACHE_FOREVER, "[2]", 3, NULL);
+	CHECK_STR(cache_get("k", "2.0.0", INT64_MAX - 1, &until, NULL), "[2]", "forever: hit much later");
+	cache_put("k", "3.0.0", CACHE_FOREVER, "[3]", 3, NULL);
+	CHECK(cache_get("k", "2.0.0", NOW, &until, NULL) == NULL, "replaced: old validator misses");
+	CHECK_STR(cache_get("k", "3.0.0", NOW, &until, NULL), "[3]", "replaced: new one hits");
 
 	big = malloc(CACHE_BODY_MAX + 2);
 	memset(big, 'x', CACHE_BODY_MAX + 1);
 	big[CACHE_BODY_MAX + 1] = '\0';
-	cache_put("k", "4.0.0", CACHE_FOREVER, big, CACHE_BODY_MAX + 1);
-	CHECK(cache_get("k", "4.0.0", NOW, &until) == NULL, "a body past the bound is not kept");
-	CHECK(cache_get("k", "3.0.0", NOW, &until) == NULL, "and the old one is gone");
-	cache_put("k", "5.0.0", CACHE_FOREVER, big, CACHE_BODY_MAX);
-	CHECK(cache_get("k", "5.0.0", NOW, &until) != NULL &&
-	    strlen(cache_get("k", "5.0.0", NOW, &until)) == CACHE_BODY_MAX,
+	cache_put("k", "4.0.0", CACHE_FOREVER, big, CACHE_BODY_MAX + 1, NULL);
+	CHECK(cache_get("k", "4.0.0", NOW, &until, NULL) == NULL, "a body past the bound is not kept");
+	CHECK(cache_get("k", "3.0.0", NOW, &until, NULL) == NULL, "and the old one is gone");
+	cache_put("k", "5.0.0", CACHE_FOREVER, big, CACHE_BODY_MAX, NULL);
+	CHECK(cache_get("k", "5.0.0", NOW, &until, NULL) != NULL &&
+	    strlen(cache_get("k", "5.0.0", NOW, &until, NULL)) == CACHE_BODY_MAX,
 	    "a body at the bound is kept whole");
 	free(big);
 
 	for (i = 0; i < 4 * CACHE_SLOTS; i++) {
 		snprintf(key, sizeof key, "slots %d", i);
-		cache_put(key, "1.1.1", CACHE_FOREVER, key, strlen(key));
+		cache_put(key, "1.1.1", CACHE_FOREVER, key, strlen(key), NULL);
 	}
 	CHECK(cache_count() <= CACHE_SLOTS, "never more than CACHE_SLOTS entries");
 	for (i = 0, held = 0; i < 4 * CACHE_SLOTS; i++) {
 		const char *got;
 
 		snprintf(key, sizeof key, "slots %d", i);
-		if ((got = cache_get(key, "1.1.1", NOW, &until)) != NULL) {
+		if ((got = cache_get(key, "1.1.1", NOW, &until, NULL)) != NULL) {
 			held++;
 			if (strcmp(got, key) != 0)
 				break;

@@ -1,16 +1,17 @@
 #!/usr/bin/env bats
-# GET /api/resources/{id}/slots reuses its answers: an ETag a client can send back
-# (If-None-Match, 304 while nothing changed) and, in the FastCGI modes, the answer a worker
-# keeps (common/cache.h). Neither may ever be stale: every write that can change the slots
-# (a booking, a cancellation, a schedule, a price rule, a holiday, the booking rules, a
-# suspension) and the lapse of a payment hold, which no write marks, change the next answer.
+# GET /api/resources/{id}/slots and GET /api/owner/venues reuse their answers: an ETag a
+# client can send back (If-None-Match, 304 while nothing changed) and, in the FastCGI modes,
+# the answer a worker keeps (common/cache.h). Neither may ever be stale: every write that can
+# change the slots (a booking, a cancellation, a schedule, a price rule, a holiday, the
+# booking rules, a suspension) and the lapse of a payment hold, which no write marks, change
+# the next answer; so does every write to what an owner's list shows.
 # Each check asks 8 times, so that in pool mode every worker has kept the answer before the
 # change and must give the new one after it.
 
 load test_helper
 load match_helper
 
-ETAG_RE='^"[0-9]+\.[0-9]+\.[0-9]+-([0-9]+|f)"$'
+ETAG_RE='^"[0-9]+(\.[0-9]+\.[0-9]+)?-([0-9]+|f)"$'
 
 setup() {
 	reset_db
@@ -19,14 +20,16 @@ setup() {
 	OWNER=$(token owner1 OWNER)
 }
 
-# ask [CURL_HEADER]: the slots of $COURT on $DAY.
+# ask [CURL_HEADER]: $ASK, by default the slots of $COURT on $DAY, with $ASK_TOKEN if set.
 ask() {
-	if [ $# -gt 0 ]; then
-		req GET "/api/resources/$COURT/slots?date=$DAY" -H "$1"
-	else
-		req GET "/api/resources/$COURT/slots?date=$DAY"
-	fi
+	local path=${ASK:-/api/resources/$COURT/slots?date=$DAY} args=()
+	[ -z "${ASK_TOKEN:-}" ] || args+=(-t "$ASK_TOKEN")
+	[ $# -eq 0 ] || args+=(-H "$1")
+	req GET "$path" "${args[@]}"
 }
+
+# the Cache-Control of the answers asked
+CC=no-cache
 
 # settled: the answer asked 8 times is the same 200 every time, with a validator; sets
 # BODY and TAG.
@@ -36,12 +39,13 @@ settled() {
 	for i in 1 2 3 4 5 6 7 8; do
 		ask
 		expect 200 || return 1
-		[ "$(header Cache-Control)" = no-cache ] || { echo "Cache-Control: $(header Cache-Control)" >&2; return 1; }
+		[ "$(header Cache-Control)" = "$CC" ] || { echo "Cache-Control: $(header Cache-Control)" >&2; return 1; }
 		[[ $(header ETag) =~ $ETAG_RE ]] || { echo "ETag: $(header ETag)" >&2; return 1; }
 		if [ $i = 1 ]; then
-			BODY=$HTTP_BODY TAG=$(header ETag)
-		elif [ "$HTTP_BODY" != "$BODY" ] || [ "$(header ETag)" != "$TAG" ]; then
-			echo "answer $i differs: $(header ETag) $HTTP_BODY" >&2
+			BODY=$HTTP_BODY TAG=$(header ETag) LINK=$(header Link)
+		elif [ "$HTTP_BODY" != "$BODY" ] || [ "$(header ETag)" != "$TAG" ] ||
+			[ "$(header Link)" != "$LINK" ]; then
+			echo "answer $i differs: $(header ETag) $(header Link) $HTTP_BODY" >&2
 			return 1
 		fi
 	done
@@ -202,4 +206,85 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 	fixture_hold "$COURT" "$(weekday_date 4)" 09:30 11:00 PENDING_PAYMENT
 	ask "If-None-Match: $TAG"
 	expect 304 -
+}
+
+# ---- GET /api/owner/venues ------------------------------------------------------------
+
+# owner_list [QUERY]: the next asks read owner1's venue list.
+owner_list() {
+	ASK="/api/owner/venues${1:-}" ASK_TOKEN=$OWNER CC="private, no-cache"
+}
+
+@test "an owner's list carries a validator; sent back, the answer is 304 without a body" {
+	owner_list
+	settled
+	[ "$(jqr 'map(.id) | join(",")')" = "$VENUE" ]
+	ask "If-None-Match: $TAG"
+	expect 304 -
+	[ "$(header ETag)" = "$TAG" ]
+	[ "$(header Cache-Control)" = "private, no-cache" ]
+	# the tag is no key to another owner's list
+	req GET /api/owner/venues -t "$(token owner2 OWNER)" -H "If-None-Match: $TAG"
+	expect 200
+	[ "$HTTP_BODY" = "[]" ]
+	# nor are a token's answers kept for another
+	fixture_venue owner2 >/dev/null
+	req GET /api/owner/venues -t "$(token owner2 OWNER)"
+	expect 200
+	[ "$(jqr length)" = 1 ] && [ "$(jqr '.[0].id')" != "$VENUE" ]
+}
+
+@test "an owner's venue created, edited, pictured or given a court through the API changes the next list" {
+	owner_list
+	settled
+	req POST /api/owner/venues -t "$OWNER" -d '{"name":"Club Norte","street":"Calle Mayor 1",
+		"city":"Madrid","country":"Spain","latitude":40.4168,"longitude":-3.7038}'
+	expect 201
+	new=$(jqr .id)
+	changed 'map(.name) | join(",")' "Club Central,Club Norte"
+	req PUT "/api/owner/venues/$new" -t "$OWNER" -d '{"name":"Club Sur","street":"Calle Mayor 1",
+		"city":"Madrid","country":"Spain","latitude":40.4168,"longitude":-3.7038}'
+	expect 200
+	changed 'map(.name) | join(",")' "Club Central,Club Sur"
+	req POST "/api/owner/venues/$new/images" -t "$OWNER" \
+		-d '{"url":"https://img.example/a.jpg","publicId":"a"}'
+	expect 200
+	changed "map(select(.id == \"$new\")) | .[0].images | length" 1
+	req POST "/api/owner/venues/$new/resources" -t "$OWNER" \
+		-d '{"name":"Pista 1","type":"PADEL_COURT","slotDurationMinutes":90}'
+	expect 201
+	changed "map(select(.id == \"$new\")) | .[0].resourceCount" 1
+	# an administrator's decision too
+	req PATCH "/api/admin/venues/$new/approve" -t "$(token admin1 ADMIN)"
+	[ "$HTTP_STATUS" = 200 ] || [ "$HTTP_STATUS" = 204 ]
+	changed "map(select(.id == \"$new\")) | .[0].status" ACTIVE
+}
+
+@test "another owner's writes leave an owner's list as it is" {
+	owner_list
+	settled
+	other=$(fixture_venue owner2)
+	fixture_court "$other" 90 >/dev/null
+	sql "UPDATE venues SET name = 'Elsewhere' WHERE id = '$other'"
+	ask "If-None-Match: $TAG"
+	expect 304 -
+}
+
+@test "a page of an owner's list is kept with its link to the next page" {
+	sleep 0.01
+	second=$(fixture_venue owner1)
+	owner_list "?limit=1"
+	settled
+	[ "$(jqr 'map(.id) | join(",")')" = "$VENUE" ]
+	[[ $LINK == *'rel="next"'* ]]
+	next=$(sed -E 's/^<[^>]*(\/api\/owner\/venues[^>]*)>.*/\1/' <<<"$LINK")
+	owner_list "${next#/api/owner/venues}"
+	settled
+	[ "$(jqr 'map(.id) | join(",")')" = "$second" ]
+	[ -z "$LINK" ]
+	# a bad cursor is still a 400, never a kept answer
+	owner_list "?limit=1&cursor=nope"
+	ask
+	expect_problem 400 VALIDATION_FAILED cursor
+	[ -z "$(header ETag)" ]
 }
