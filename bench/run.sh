@@ -733,10 +733,10 @@ small_sizes=$(DB=courts_small asql -c "SELECT (SELECT count(*) FROM venues) || '
 	(SELECT count(*) FROM match_requests) || ' live requests'")
 
 # per (mode, case): median req/s, p50, p99 over the rounds, summed non-2xx and socket errors,
-# and the median of the per-round ratios to the trivial CGI of the same round
+# and the medians of the per-round ratios to the trivial CGI and to health of the same round
 col() { awk -v m="$1" -v c="$2" -v k="$3" '$1 == m && $3 == c { print $k }' "$runs"; }
-ratio_med() {
-	awk -v m="$1" -v c="$2" '$1 == m && $3 == "trivial" { t[$2] = $4 }
+ratio_med() {	# mode case [reference case, default trivial]
+	awk -v m="$1" -v c="$2" -v ref="${3:-trivial}" '$1 == m && $3 == ref { t[$2] = $4 }
 		$1 == m && $3 == c { r[$2] = $4 }
 		END { for (k in r) if (t[k] > 0) print r[k] / t[k] }' "$runs" | median
 }
@@ -776,8 +776,9 @@ target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
 
 table=$work/table.md
 {
-	echo "| case | mode | req/s | p50 ms | p99 ms | non-2xx | ratio to trivial | CPU ms/req | target | met? |"
-	echo "|---|---|---:|---:|---:|---:|---:|---:|---|---|"
+	echo "| case | mode | req/s | p50 ms | p99 ms | non-2xx | ratio to trivial | ratio to health" \
+		"| CPU ms/req | target | met? |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
 	for mode in $modes; do
 		for c in $cases; do
 			st=${mode_status[$mode.$c]:-ok}
@@ -786,7 +787,7 @@ table=$work/table.md
 			IFS='|' read -r tmin tp99 tp50 ttext < <(target_of "$mode" "$c")
 			if [ "$st" != ok ] || [ -z "$(col "$mode" "$c" 4)" ]; then
 				[ "$st" = ok ] && st="n/a (wrk gave no result)"
-				echo "| ${label[$c]} | $m | $st | | | | | | $ttext | $( [ "$ttext" = - ] && echo - || echo "not measured") |"
+				echo "| ${label[$c]} | $m | $st | | | | | | | $ttext | $( [ "$ttext" = - ] && echo - || echo "not measured") |"
 				continue
 			fi
 			rps=$(col "$mode" "$c" 4 | median)
@@ -795,6 +796,10 @@ table=$work/table.md
 			non=$(sum_col "$mode" "$c" 7)
 			errs=$(sum_col "$mode" "$c" 8)
 			ratio=$(ratio_med "$mode" "$c")
+			# the floor is not the service's program: no ratio to health
+			rh=""
+			[ "$c" = trivial ] || rh=$(ratio_med "$mode" "$c" health)
+			if [ -n "$rh" ]; then rh=$(fmt "$rh" 3); else rh=-; fi
 			cpu=$(cpu_med "$mode" "$c")
 			if [ -n "$cpu" ]; then cpu=$(fmt "$cpu" 3); else cpu=-; fi
 			met="" why=()
@@ -812,7 +817,7 @@ table=$work/table.md
 			fi
 			nontext=$non
 			[ "$errs" -gt 0 ] && nontext="$non (+$errs socket errors)"
-			echo "| ${label[$c]} | $m | $(if fcmp "$rps" "<" 10; then fmt "$rps" 1; else fmt "$rps" 0; fi) | $(ms_cell "$p50") | $(ms_cell "$p99") | $nontext | $(fmt "$ratio" 3) | $cpu | $ttext | $met |"
+			echo "| ${label[$c]} | $m | $(if fcmp "$rps" "<" 10; then fmt "$rps" 1; else fmt "$rps" 0; fi) | $(ms_cell "$p50") | $(ms_cell "$p99") | $nontext | $(fmt "$ratio" 3) | $rh | $cpu | $ttext | $met |"
 		done
 	done
 } >"$table"
@@ -929,7 +934,7 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "- machine: $machine; wrk, Apache, the programs and PostgreSQL share these cores"
 	echo "- modes: $modes (the trivial CGI floor is always plain CGI, measured in every round)"
-	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI of the same round; non-2xx summed over the rounds"
+	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI (to health) of the same round and mode; non-2xx summed over the rounds"
 	echo "- CPU ms/req: per run, the CPU time of the whole machine (/proc/stat, all but idle and" \
 		"iowait) minus wrk's own, over the requests wrk completed; median over the rounds"
 	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
