@@ -101,6 +101,15 @@ ms_unit() { if fcmp "$1" ">=" "$none_done"; then ms_cell "$1"; else echo "$(fmt 
 verdict() {	# value op limit -> yes / **NO**
 	if fcmp "$1" "$2" "$3"; then echo yes; else echo "**NO**"; fi
 }
+# busy_jiffies: the CPU time the whole machine spent since boot on anything but idle and
+# iowait (user + nice + system + irq + softirq + steal of /proc/stat), in clock ticks; read
+# with the builtin, so that no process of its own lands between the two readings of a run
+busy_jiffies() {
+	local _ user nice system irq softirq steal
+	read -r _ user nice system _ _ irq softirq steal _ </proc/stat
+	busy=$((user + nice + system + irq + softirq + steal))
+}
+clk_tck=$(getconf CLK_TCK)
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
 	else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -429,33 +438,50 @@ parse_wrk() {
 	END { if (rps == "") exit 1; if (done == 0) p50 = p99 = 1e9; printf "%.1f %.3f %.3f %d %d\n", rps, p50, p99, non, err }' "$1"
 }
 
-# run_case CASE SECONDS OUTFILE: one bounded wrk run of the case
+# run_case CASE SECONDS OUTFILE: one bounded wrk run of the case. The CPU seconds the whole
+# machine and wrk spent during it go to OUTFILE with .cpu for .txt (cpu_per_req): wrk runs
+# alone in a subshell, whose `times` then gives the CPU of its children (timeout and wrk)
 run_case() {
-	local c=$1 d=$2 out=$3 tok
+	local c=$1 d=$2 out=$3 tok url envs=() busy b0 wrk_times
 	local args=(-t"$threads" -c"$conns" -d"${d}s" --latency --timeout 10s)
 	rules_for "$c"
+	url=$(case_url "$c")
 	case $c in
 	create | create_checks)
 		args+=(-s "$bench/create.lua")
-		BENCH_CREATE_IDS="$work/create-ids.txt" BENCH_CREATE_DATE=$(madrid_date $create_day) \
-		BENCH_CREATE_TOKENS="$work/creators.tokens" BENCH_CREATE_THREADS=$threads \
-		BENCH_CREATE_LAT=$centre_lat BENCH_CREATE_LNG=$centre_lng \
-			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
+		envs=("BENCH_CREATE_IDS=$work/create-ids.txt" "BENCH_CREATE_DATE=$(madrid_date $create_day)"
+			"BENCH_CREATE_TOKENS=$work/creators.tokens" "BENCH_CREATE_THREADS=$threads"
+			"BENCH_CREATE_LAT=$centre_lat" "BENCH_CREATE_LNG=$centre_lng")
 		create_day=$((create_day + 1))
 		;;
 	join | join_checks)
 		args+=(-s "$bench/join.lua")
-		BENCH_JOIN_MATCHES="$work/join-matches.txt" \
-		BENCH_JOIN_TOKENS="$work/joiners.tokens" \
-		BENCH_JOIN_SHIFT=$join_shift BENCH_JOIN_THREADS=$threads \
-			timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
+		envs=("BENCH_JOIN_MATCHES=$work/join-matches.txt" "BENCH_JOIN_TOKENS=$work/joiners.tokens"
+			"BENCH_JOIN_SHIFT=$join_shift" "BENCH_JOIN_THREADS=$threads")
 		;;
 	*)
 		tok=$(case_token "$c")
 		[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
-		timeout $((d + 30)) wrk "${args[@]}" "$(case_url "$c")" >"$out" 2>&1 || true
 		;;
 	esac
+	busy_jiffies
+	b0=$busy
+	wrk_times=$(env "${envs[@]}" timeout $((d + 30)) wrk "${args[@]}" "$url" >"$out" 2>&1 || true
+		times)
+	busy_jiffies
+	# `times`: "0m0.004s 0m0.001s" (the subshell) then the same for its children, user and system
+	printf '%s\n' "$wrk_times" | awk -v b0="$b0" -v b1="$busy" -v hz="$clk_tck" '
+		function sec(v) { gsub(",", ".", v); split(v, t, "m"); return t[1] * 60 + t[2] }
+		NR == 2 { w = sec($1) + sec($2) }
+		END { printf "%.3f %.3f\n", (b1 - b0) / hz, w }' >"${out%.txt}.cpu"
+}
+
+# cpu_per_req OUTFILE: ms of CPU per request of a wrk run: the whole machine's CPU during the
+# run minus wrk's own, over the requests wrk completed; - when it completed none
+cpu_per_req() {
+	awk 'FNR == NR { m = $1; w = $2; next }
+		/ requests in / { n = $1 }
+		END { if (n > 0) printf "%.4f\n", (m - w) * 1000 / n; else print "-" }' "${1%.txt}.cpu" "$1"
 }
 
 # settle: after a wrk run, waits (at most 60 s) until no statement of the service runs any
@@ -543,12 +569,14 @@ for mode in $modes; do
 			run_case "$c" "$secs" "$out"
 			finish_run "$c"
 			if line=$(parse_wrk "$out"); then
-				echo "$mode $round $c $line" >>"$runs"
+				cpu=$(cpu_per_req "$out")
+				echo "$mode $round $c $line $cpu" >>"$runs"
 				rps=${line%% *}
 				[ "$c" = trivial ] && floor_rps=$rps
 				log "$mode round $round $c: $rps req/s, p50/p99 $(echo "$line" | awk '{ print $2 "/" $3 }') ms," \
 					"non-2xx $(echo "$line" | awk '{ print $4 }'), $(awk -v a="$rps" -v b="${floor_rps:-0}" \
-					'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "n/a" }')x the trivial CGI"
+					'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "n/a" }')x the trivial CGI," \
+					"CPU $cpu ms/req"
 			else
 				log "$mode round $round $c: wrk gave no result (see $out)"
 			fi
@@ -705,10 +733,10 @@ small_sizes=$(DB=courts_small asql -c "SELECT (SELECT count(*) FROM venues) || '
 	(SELECT count(*) FROM match_requests) || ' live requests'")
 
 # per (mode, case): median req/s, p50, p99 over the rounds, summed non-2xx and socket errors,
-# and the median of the per-round ratios to the trivial CGI of the same round
+# and the medians of the per-round ratios to the trivial CGI and to health of the same round
 col() { awk -v m="$1" -v c="$2" -v k="$3" '$1 == m && $3 == c { print $k }' "$runs"; }
-ratio_med() {
-	awk -v m="$1" -v c="$2" '$1 == m && $3 == "trivial" { t[$2] = $4 }
+ratio_med() {	# mode case [reference case, default trivial]
+	awk -v m="$1" -v c="$2" -v ref="${3:-trivial}" '$1 == m && $3 == ref { t[$2] = $4 }
 		$1 == m && $3 == c { r[$2] = $4 }
 		END { for (k in r) if (t[k] > 0) print r[k] / t[k] }' "$runs" | median
 }
@@ -717,6 +745,9 @@ p50_ratio_med() {	# median over rounds of p50(search_city) / p50(search_small)
 		END { for (k in c) if (s[k] > 0) print c[k] / s[k] }' "$runs" | median
 }
 sum_col() { col "$@" | awk '{ s += $1 } END { print s + 0 }'; }
+# cpu_med MODE CASE: median over the rounds of the CPU ms per request (runs without a
+# completed request have none)
+cpu_med() { col "$1" "$2" 9 | awk '$1 != "-"' | median; }
 # pair_med MODE CASE_A CASE_B COLUMN OP: median over the rounds of CASE_A's column OP
 # (/ or -) CASE_B's in the same round; nothing when a round lacks either
 pair_med() {
@@ -731,12 +762,14 @@ pair_med() {
 	}' "$runs" | median
 }
 
-target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
+# target_of MODE CASE -> "ratio_min|p99_max|p50_max|text" (ratio_min: to the trivial CGI).
+# The fast mode is pool, the fixed FastCGI pools; fastcgi keeps only the writes' every
+# request 2xx, and plain CGI its slots ratio until a connection pooler comes.
+target_of() {
 	case $1.$2 in
-	fastcgi.slots|pool.slots) echo "1.6|20||>= 1.6x, p99 < 20 ms" ;;
-	fastcgi.owner|pool.owner) echo "3.0|20||>= 3.0x, p99 < 20 ms" ;;
-	fastcgi.search_small|pool.search_small) echo "1.0|||>= 1.0x" ;;
-	fastcgi.search_city|pool.search_city) echo "1.0||30|>= 1.0x, p50 < 30 ms" ;;
+	pool.slots | pool.owner) echo "|25||p99 < 25 ms" ;;
+	pool.create) echo "|25||every request 2xx, p99 < 25 ms" ;;
+	pool.search_city) echo "||10|p50 < 10 ms" ;;
 	cgi.slots) echo "0.25|||>= 0.25x" ;;
 	*.create | *.join | *.create_checks | *.join_checks) echo "|||every request 2xx" ;;
 	*) echo "|||-" ;;
@@ -745,8 +778,9 @@ target_of() {	# mode case -> "ratio_min|p99_max|p50_max|text"
 
 table=$work/table.md
 {
-	echo "| case | mode | req/s | p50 ms | p99 ms | non-2xx | ratio to trivial | target | met? |"
-	echo "|---|---|---:|---:|---:|---:|---:|---|---|"
+	echo "| case | mode | req/s | p50 ms | p99 ms | non-2xx | ratio to trivial | ratio to health" \
+		"| CPU ms/req | target | met? |"
+	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
 	for mode in $modes; do
 		for c in $cases; do
 			st=${mode_status[$mode.$c]:-ok}
@@ -755,7 +789,7 @@ table=$work/table.md
 			IFS='|' read -r tmin tp99 tp50 ttext < <(target_of "$mode" "$c")
 			if [ "$st" != ok ] || [ -z "$(col "$mode" "$c" 4)" ]; then
 				[ "$st" = ok ] && st="n/a (wrk gave no result)"
-				echo "| ${label[$c]} | $m | $st | | | | | $ttext | $( [ "$ttext" = - ] && echo - || echo "not measured") |"
+				echo "| ${label[$c]} | $m | $st | | | | | | | $ttext | $( [ "$ttext" = - ] && echo - || echo "not measured") |"
 				continue
 			fi
 			rps=$(col "$mode" "$c" 4 | median)
@@ -764,6 +798,12 @@ table=$work/table.md
 			non=$(sum_col "$mode" "$c" 7)
 			errs=$(sum_col "$mode" "$c" 8)
 			ratio=$(ratio_med "$mode" "$c")
+			# the floor is not the service's program: no ratio to health
+			rh=""
+			[ "$c" = trivial ] || rh=$(ratio_med "$mode" "$c" health)
+			if [ -n "$rh" ]; then rh=$(fmt "$rh" 3); else rh=-; fi
+			cpu=$(cpu_med "$mode" "$c")
+			if [ -n "$cpu" ]; then cpu=$(fmt "$cpu" 3); else cpu=-; fi
 			met="" why=()
 			if [ -n "$tmin" ]; then fcmp "$ratio" ">=" "$tmin" || why+=("ratio $(fmt "$ratio" 2)x < ${tmin}x"); fi
 			if [ -n "$tp99" ]; then fcmp "$p99" "<" "$tp99" || why+=("p99 $(ms_unit "$p99" 1) >= $tp99 ms"); fi
@@ -779,7 +819,7 @@ table=$work/table.md
 			fi
 			nontext=$non
 			[ "$errs" -gt 0 ] && nontext="$non (+$errs socket errors)"
-			echo "| ${label[$c]} | $m | $(if fcmp "$rps" "<" 10; then fmt "$rps" 1; else fmt "$rps" 0; fi) | $(ms_cell "$p50") | $(ms_cell "$p99") | $nontext | $(fmt "$ratio" 3) | $ttext | $met |"
+			echo "| ${label[$c]} | $m | $(if fcmp "$rps" "<" 10; then fmt "$rps" 1; else fmt "$rps" 0; fi) | $(ms_cell "$p50") | $(ms_cell "$p99") | $nontext | $(fmt "$ratio" 3) | $rh | $cpu | $ttext | $met |"
 		done
 	done
 } >"$table"
@@ -814,11 +854,11 @@ other=$work/other.md
 			echo "| search p50 CITY / SMALL, one client ($mode) | $(fmt "$r" 2)x | - | - |"
 		fi
 	done
-	if [ -n "$(col fastcgi search_city 5)" ]; then
-		v=$(col fastcgi search_city 5 | median)
-		echo "| search CITY p50 (fastcgi) | $(ms_unit "$v" 1) | < 30 ms | $(verdict "$v" "<" 30) |"
+	if [ -n "$(col pool search_city 5)" ]; then
+		v=$(col pool search_city 5 | median)
+		echo "| search CITY p50 (pool) | $(ms_unit "$v" 1) | < 10 ms | $(verdict "$v" "<" 10) |"
 	else
-		echo "| search CITY p50 (fastcgi) | n/a (not measured) | < 30 ms | not measured |"
+		echo "| search CITY p50 (pool) | n/a (not measured) | < 10 ms | not measured |"
 	fi
 	# the cost of the fair-use checks: each path with them on against off, in the same rounds
 	for mode in $modes; do
@@ -896,7 +936,9 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 	echo "- machine: $machine; wrk, Apache, the programs and PostgreSQL share these cores"
 	echo "- modes: $modes (the trivial CGI floor is always plain CGI, measured in every round)"
-	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI of the same round; non-2xx summed over the rounds"
+	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI (to health) of the same round and mode; non-2xx summed over the rounds"
+	echo "- CPU ms/req: per run, the CPU time of the whole machine (/proc/stat, all but idle and" \
+		"iowait) minus wrk's own, over the requests wrk completed; median over the rounds"
 	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
 	echo "- fair-use checks off: ${checks_off[*]} (empty: unset), no booking rules;" \
 		"checks on (the *checks on* rows, a third service Apache on CITY):" \
