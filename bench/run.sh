@@ -39,7 +39,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots owner search_small search_city create join create_checks join_checks"
+CASES="trivial health slots slots_many owner search_small search_city create join create_checks join_checks"
 cases=${BENCH_CASES:-$CASES}
 city_venues=${BENCH_CITY_VENUES:-10000}
 city_players=$((city_venues * 20))
@@ -57,6 +57,7 @@ declare -A label prog status
 label[trivial]="trivial CGI (floor)"
 label[health]="GET /actuator/health (reference: program + DB ping)"
 label[slots]="GET /api/resources/{id}/slots"
+label[slots_many]="GET /api/resources/{id}/slots (another court each)"
 label[owner]="GET /api/owner/venues (20 venues)"
 label[search_small]="GET /api/match/search (SMALL)"
 label[search_city]="GET /api/match/search (CITY)"
@@ -66,6 +67,7 @@ label[create_checks]="POST /api/match/requests (new slot each; checks on)"
 label[join_checks]="POST /api/match/join/{token} (new match each; checks on)"
 prog[health]=health.cgi
 prog[slots]=public.cgi
+prog[slots_many]=public.cgi
 prog[owner]=owner.cgi
 prog[search_small]=search.cgi
 prog[search_city]=search.cgi
@@ -247,6 +249,7 @@ asql -v requests="$city_requests" <<-'SQL' >"$work/join-matches.txt"
 	SQL
 join_matches=$(wc -l <"$work/join-matches.txt")
 join_shift=0	# which joiner takes which match: changes with every join run (join.lua)
+slots_shift=0	# the first court of a slots_many run: changes with every run (slots.lua)
 madrid_date() { TZ=Europe/Madrid date -d "+$1 days" +%F; }
 search_date=$(madrid_date 3)
 # court 1 has exactly one live request, on day 1 of the data set's two weeks
@@ -261,6 +264,8 @@ case_url() {
 	trivial) echo "http://127.0.0.1:$trivial_port/trivial" ;;
 	health) echo "http://127.0.0.1:$city_port/actuator/health" ;;
 	slots) echo "http://127.0.0.1:$city_port/api/resources/$slots_resource/slots?date=$slots_date" ;;
+	# slots.lua writes the path of every request; the probe asks for the first court
+	slots_many) echo "http://127.0.0.1:$city_port/api/resources/$(cut -d' ' -f1 <"$work/create-ids.txt" | head -n 1)/slots?date=$slots_date" ;;
 	owner) echo "http://127.0.0.1:$city_port/api/owner/venues" ;;
 	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
 	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
@@ -323,6 +328,10 @@ undo_writes() {
 		DELETE FROM payments WHERE match_request_id IN (SELECT id FROM gone);
 		DELETE FROM match_players WHERE match_request_id IN (SELECT id FROM gone);
 		DELETE FROM match_status_changes WHERE match_request_id IN (SELECT id FROM gone);
+		-- what the triggers would do: the slots of those courts and dates change
+		SELECT count(availability_day_bump(d.resource_id, d.booking_date))
+		  FROM (SELECT DISTINCT resource_id, booking_date FROM match_requests
+		         WHERE id IN (SELECT id FROM gone)) d;
 		DELETE FROM match_requests WHERE id IN (SELECT id FROM gone);
 		COMMIT;
 		SQL
@@ -454,6 +463,12 @@ run_case() {
 			"BENCH_CREATE_LAT=$centre_lat" "BENCH_CREATE_LNG=$centre_lng")
 		create_day=$((create_day + 1))
 		;;
+	slots_many)
+		args+=(-s "$bench/slots.lua")
+		envs=("BENCH_SLOTS_IDS=$work/create-ids.txt" "BENCH_SLOTS_DATE=$slots_date"
+			"BENCH_SLOTS_THREADS=$threads" "BENCH_SLOTS_SHIFT=$slots_shift")
+		slots_shift=$((slots_shift + 20011))
+		;;
 	join | join_checks)
 		args+=(-s "$bench/join.lua")
 		envs=("BENCH_JOIN_MATCHES=$work/join-matches.txt" "BENCH_JOIN_TOKENS=$work/joiners.tokens"
@@ -501,9 +516,16 @@ settle() {
 # one_client CASE: p50 in ms of wrk with one connection for 3 s (the service time of one request)
 one_client() {
 	local out=$work/wrk/$mode-1client-$1.txt tok args=(-t1 -c1 -d3s --latency --timeout 10s)
+	local envs=()
 	tok=$(case_token "$1")
 	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
-	timeout 40 wrk "${args[@]}" "$(case_url "$1")" >"$out" 2>&1 || true
+	if [ "$1" = slots_many ]; then
+		args+=(-s "$bench/slots.lua")
+		envs=("BENCH_SLOTS_IDS=$work/create-ids.txt" "BENCH_SLOTS_DATE=$slots_date"
+			"BENCH_SLOTS_THREADS=1" "BENCH_SLOTS_SHIFT=$slots_shift")
+		slots_shift=$((slots_shift + 20011))
+	fi
+	env "${envs[@]}" timeout 40 wrk "${args[@]}" "$(case_url "$1")" >"$out" 2>&1 || true
 	settle
 	parse_wrk "$out" | awk '{ print $2 }'
 }
@@ -584,7 +606,7 @@ for mode in $modes; do
 	done
 
 	rules_for none	# the venues as loaded
-	for c in health slots owner search_small search_city; do
+	for c in health slots slots_many owner search_small search_city; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
 
@@ -844,7 +866,7 @@ other=$work/other.md
 		fi
 	done
 	for mode in $modes; do
-		for c in health slots owner search_small search_city; do
+		for c in health slots slots_many owner search_small search_city; do
 			[ -n "${one[$mode.$c]:-}" ] &&
 				echo "| ${label[$c]}, one client ($mode): p50 | $(ms_unit "${one[$mode.$c]}") | - | - |"
 		done
