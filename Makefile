@@ -11,6 +11,7 @@ VERSION   := 0.1.0
 BUILD     ?= build
 PORT      ?= 8080
 MODE      ?= cgi
+PGBOUNCER ?=
 SUB       ?= dev-user
 ROLES     ?=
 # the key `make token` signs with; the test suite points it at its own
@@ -66,7 +67,7 @@ LIB        := $(BUILD)/libcommon.a
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
 	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos clang \
-	libclang-rt-14-dev
+	libclang-rt-14-dev pgbouncer
 
 .PHONY: all build install run test unit token sweep bench fuzz fuzz-build clean FORCE
 .SECONDARY:
@@ -94,6 +95,12 @@ install:
 				     "itself; Debian 12's build fails to load there without libpcre)"; \
 				$$SUDO a2dismod -q qos >/dev/null; \
 			fi; \
+		fi && \
+		if echo "$$missing" | grep -qx pgbouncer && command -v systemctl >/dev/null && \
+			systemctl is-enabled -q pgbouncer 2>/dev/null; then \
+			echo "setup: the system's pgbouncer service left stopped and disabled (the project" \
+			     "starts its own with PGBOUNCER=1)"; \
+			$$SUDO systemctl disable -q --now pgbouncer; \
 		fi; \
 	fi
 
@@ -226,7 +233,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_LIB) common/*.h
 # that a first build on a fresh machine sees pg_config and the static libraries (lean).
 run: install
 	@$(MAKE) --no-print-directory build
-	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) scripts/run.sh
+	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) PGBOUNCER=$(PGBOUNCER) scripts/run.sh
 
 # all three modes unless MODE is given on the command line
 test: install

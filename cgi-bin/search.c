@@ -1,9 +1,11 @@
 /* search: free court slots near a point, with the number of players a match opened there
  * would invite (GET /api/match/search). Any valid token may search.
  *
- * The whole answer is one statement (sql/0007_search.sql, match_search): venues nearest
- * first from venues_earth_idx, stopping once `limit` slots are found, so a search costs about
- * the same in a dense city as in a village. */
+ * The whole answer is one statement (sql/0007_search.sql, match_search, run by
+ * match_search_answer of sql/0015_availability.sql with bitmap scans off): venues nearest
+ * first from venues_earth_idx, stopping once `limit` slots are found, and eligible players
+ * counted nearest first up to 100, so a search costs about the same in a dense city as in a
+ * village. */
 #include <string.h>
 
 #include <libpq-fe.h>
@@ -64,7 +66,7 @@ search(struct req *r)
 		return;
 
 	res = sql_query(r,
-	    "SELECT date_ok, results FROM match_search($1::float8, $2::float8, $3::numeric, "
+	    "SELECT date_ok, results FROM match_search_answer($1::float8, $2::float8, $3::numeric, "
 	    "$4::date, $5::time, $6::time, $7::int, $8, $9::int, $10::uuid, $11::int)",
 	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius),
 	    date, from, to, input_fmt_long(r, duration), skill,
@@ -92,9 +94,5 @@ static const struct route routes[] = {
 int
 main(void)
 {
-	/* the venue scan must walk venues_earth_idx in distance order to stop early; cube's @>
-	 * has no selectivity estimate, so with bitmap scans allowed the planner reads and sorts
-	 * every venue of the radius first (4 ms -> 120 ms on 10,000 venues) */
-	db_set_options("-c enable_bitmapscan=off");
 	return http_main("search", routes, sizeof routes / sizeof routes[0]);
 }

@@ -117,6 +117,75 @@ keys_make() {
 	chmod 755 "$keys"
 }
 
+# PGBOUNCER set: a pgbouncer of this state directory in transaction mode between the programs
+# and the database, on a Unix socket only (STATE/pgbsock), started after PostgreSQL and
+# stopped before it. A plain CGI then gets a pooled server session instead of forking a
+# PostgreSQL backend per request. The programs get its DATABASE_URL and DB_PREPARE=0
+# (prepared statements live in a server session, which a transaction pooler hands from client
+# to client); what their libpq "options" would have set, each server session gets from here.
+# $1 STATE, $2 the conninfo of the database (key=value form).
+pgb_start() {
+	local state=$1 target=$2 dir=$1/pgbouncer q
+	command -v pgbouncer >/dev/null || { echo "stack: PGBOUNCER is set but pgbouncer is missing (make install)" >&2; exit 1; }
+	mkdir -p "$dir" "$state/pgbsock"
+	chmod 755 "$state/pgbsock"
+	q="'${state//\'/\\\'}/pgbsock'"
+	echo '"courts" ""' >"$dir/userlist.txt"
+	cat >"$dir/pgbouncer.ini" <<-INI
+	; written by scripts/stack.sh at every start
+	[databases]
+	courts = $target timezone=UTC connect_query='SET statement_timeout = 15000'
+	[pgbouncer]
+	listen_addr =
+	listen_port = 6432
+	unix_socket_dir = $state/pgbsock
+	unix_socket_mode = 0777
+	auth_type = trust
+	auth_file = $dir/userlist.txt
+	pool_mode = transaction
+	max_client_conn = 500
+	default_pool_size = ${PGBOUNCER_POOL_SIZE:-16}
+	ignore_startup_parameters = extra_float_digits, options
+	logfile = $state/log/pgbouncer.log
+	pidfile = $dir/pgbouncer.pid
+	log_connections = 0
+	log_disconnections = 0
+	log_stats = 0
+	; SHOW STATS for the tests and the bench, on its admin database "pgbouncer"
+	stats_users = courts
+	INI
+	# it refuses to run as root: as PostgreSQL's user then
+	is_root && chown -R "$(pg_user)" "$dir" "$state/pgbsock"
+	touch "$state/log/pgbouncer.log"
+	is_root && chown "$(pg_user)" "$state/log/pgbouncer.log"
+	if ! as_user "$(pg_user)" pgbouncer -d -q "$dir/pgbouncer.ini"; then
+		cat "$state/log/pgbouncer.log" >&2
+		exit 1
+	fi
+	local deadline=$((SECONDS + 20))
+	until [ -S "$state/pgbsock/.s.PGSQL.6432" ]; do
+		if [ $SECONDS -gt $deadline ]; then
+			echo "stack: pgbouncer did not open its socket" >&2
+			cat "$state/log/pgbouncer.log" >&2
+			exit 1
+		fi
+		sleep 0.05
+	done
+	export DATABASE_URL="host=$q port=6432 dbname=courts user=courts" DB_PREPARE=0
+}
+
+pgb_stop() {
+	local pidfile=$1/pgbouncer/pgbouncer.pid pid deadline
+	[ -f "$pidfile" ] || return 0
+	pid=$(cat "$pidfile")
+	# SIGTERM: immediate shutdown, clients disconnected
+	kill -TERM "$pid" 2>/dev/null || true
+	deadline=$((SECONDS + 10))
+	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$pidfile"
+}
+
 # The programs and apache/ where the server's user can reach them: in place when it can, or
 # else a copy in STATE/served (a checkout under a directory only its owner may enter, such as
 # /root, or one built under umask 077). mod_fcgid splits the program's path at white space, so
@@ -422,6 +491,7 @@ start)
 	"$here/migrate.sh" "$DATABASE_URL" >"$state/log/migrate.log" 2>&1 ||
 		{ cat "$state/log/migrate.log" >&2; exit 1; }
 	set -a; . "$state/env"; set +a
+	[ -z "${PGBOUNCER:-}" ] || pgb_start "$state" "$DATABASE_URL"
 	apache_start "$state" "$port" "$mode"
 	;;
 stop)
@@ -429,6 +499,7 @@ stop)
 	state=$(abs "$2")
 	cd /
 	apache_stop "$state"
+	pgb_stop "$state"
 	pg_stop "$state"
 	;;
 apache)
@@ -438,6 +509,8 @@ apache)
 	cd /
 	chmod 755 "$state"
 	serve_prepare "$state" "$build" "$mode"
+	mkdir -p "$state/log"
+	[ -z "${PGBOUNCER:-}" ] || pgb_start "$state" "$DATABASE_URL"
 	apache_start "$state" "$port" "$mode"
 	;;
 stop-apache)
@@ -445,6 +518,7 @@ stop-apache)
 	state=$(abs "$2")
 	cd /
 	apache_stop "$state"
+	pgb_stop "$state"
 	;;
 graceful)
 	# a graceful restart of the Apache of STATE, as an operator's `apache2 -k graceful`

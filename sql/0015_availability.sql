@@ -303,3 +303,29 @@ CREATE TRIGGER venue_images_owner_list AFTER INSERT OR UPDATE OR DELETE ON venue
 -- the owner's list counts every court of a venue, whatever its status
 CREATE TRIGGER resources_owner_list AFTER INSERT OR DELETE OR UPDATE OF venue_id ON resources
     FOR EACH ROW EXECUTE FUNCTION owner_list_part_changed();
+
+-- ---- 4. the search, with the settings of its plan -------------------------------------------
+
+-- match_search's plan walks the GiST indexes nearest first and stops early; with bitmap
+-- scans allowed the planner reads and sorts every venue and home in the radius instead
+-- (cube's @> has no selectivity estimate). The search program used to turn them off for its
+-- connection (libpq options), which a connection pooler in transaction mode cannot pass on:
+-- the setting now travels with the call, in the SET clause of this wrapper, and PL/pgSQL
+-- keeps the inner statement's plan for the rest of the database session.
+CREATE FUNCTION match_search_answer(p_lat double precision, p_lng double precision,
+                                    p_radius_km numeric, p_date date, p_from time, p_to time,
+                                    p_duration integer, p_skill text, p_min_reliability integer,
+                                    p_caller uuid, p_limit integer, p_now timestamptz DEFAULT now())
+    RETURNS TABLE (date_ok boolean, results json)
+    LANGUAGE plpgsql STABLE
+    SET enable_bitmapscan = off
+AS $$
+BEGIN
+    RETURN QUERY
+    SELECT s.date_ok, s.results
+      FROM match_search(p_lat, p_lng, p_radius_km, p_date, p_from, p_to, p_duration, p_skill,
+                        p_min_reliability, p_caller, p_limit, p_now) s;
+END $$;
+COMMENT ON FUNCTION match_search_answer(double precision, double precision, numeric, date, time,
+                                        time, integer, text, integer, uuid, integer, timestamptz) IS
+    'match_search run with the planner settings its plan needs, whatever the connection''s.';

@@ -329,16 +329,20 @@ hold() {
 	     INSERT INTO resources (venue_id, name, type, slot_duration_minutes, status)
 	     SELECT id, 'Court', 'PADEL_COURT', 90, 'ACTIVE' FROM venues WHERE name LIKE 'Far %';
 	     ANALYZE venues; ANALYZE resources"
-	# the statement exactly as cgi-bin/search.c sends it
-	stmt=$(sed -n '/"SELECT date_ok, results FROM match_search/,/)",$/p' "$COURTS_ROOT/cgi-bin/search.c" |
+	# the statement cgi-bin/search.c sends runs the search with its own settings
+	stmt=$(sed -n '/"SELECT date_ok, results FROM match_search_answer/,/)",$/p' "$COURTS_ROOT/cgi-bin/search.c" |
 		sed -E 's/^[[:space:]]*"//; s/",?$//' | tr -d '\n')
-	[[ "$stmt" == 'SELECT date_ok, results FROM match_search($1::float8, '*'$11::int)' ]]
-	# with the settings search.c gives its connection
-	opts=$(sed -n 's/.*db_set_options("\(.*\)");.*/\1/p' "$COURTS_ROOT/cgi-bin/search.c")
-	[ "$opts" = "-c enable_bitmapscan=off" ]
+	[[ "$stmt" == 'SELECT date_ok, results FROM match_search_answer($1::float8, '*'$11::int)' ]]
+	[ "$(sql "SELECT array_to_string(proconfig, ' ') FROM pg_proc WHERE proname = 'match_search_answer'")" = \
+		"enable_bitmapscan=off" ]
+	grep -q 'FROM match_search(p_lat, p_lng, p_radius_km, p_date, p_from, p_to, p_duration, p_skill,' \
+		<<<"$(sql "SELECT prosrc FROM pg_proc WHERE proname = 'match_search_answer'")"
+	# which is match_search with those settings, planned as PL/pgSQL plans it: custom, then
+	# generic
+	inner=${stmt/match_search_answer/match_search}
 	args="('$LAT', '$LNG', '10', '$D', '09:00:00', '12:00:00', '90', 'ANY', '50', '$(user_id "$ME")', '50')"
 	for mode in force_custom_plan force_generic_plan; do
-		plan=$(sql "SET enable_bitmapscan = off; PREPARE s AS $stmt; SET plan_cache_mode = $mode;
+		plan=$(sql "SET enable_bitmapscan = off; PREPARE s AS $inner; SET plan_cache_mode = $mode;
 		            EXPLAIN EXECUTE s $args")
 		# venues come nearest first straight from the index (KNN), so a LIMIT can stop there
 		grep -q 'Index Scan using venues_earth_idx' <<<"$plan" || { echo "$mode: $plan" >&2; false; }
@@ -346,6 +350,15 @@ hold() {
 		! grep -q 'Seq Scan on venues' <<<"$plan" || false
 		! grep -q 'Function Scan on match_search' <<<"$plan" || false
 	done
+	# the eligible players are counted nearest first too, in the statement the wrapper really
+	# runs (auto_explain shows the nested statements' plans)
+	fixture_player near1 INTERMEDIATE "$LAT" "$LNG" >/dev/null
+	plans=$(sql "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+	             SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;
+	             SELECT count(*) FROM match_search_answer$args" 2>&1)
+	grep -q 'Index Scan using players_home_earth_idx' <<<"$plans" || { echo "$plans" >&2; false; }
+	grep -A3 'Index Scan using players_home_earth_idx' <<<"$plans" | grep -q 'Order By: ((earth_point'
+	! grep -q 'Bitmap' <<<"$plans" || { echo "$plans" >&2; false; }
 	# and the answer is still the one near court
 	search 'startTimeFrom=09:00:00&startTimeTo=12:00:00'
 	expect 200

@@ -44,8 +44,9 @@ setup_suite() {
 teardown_suite() {
 	[ -n "${COURTS_STATE:-}" ] || return 0
 	"$COURTS_ROOT/scripts/stack.sh" stop "$COURTS_STATE" || true
-	for pidfile in "$COURTS_STATE"/extra-*/apache/run/httpd.pid; do
-		[ -f "$pidfile" ] && "$COURTS_ROOT/scripts/stack.sh" stop-apache "${pidfile%/apache/run/httpd.pid}"
+	# each extra Apache, and the pgbouncer of one, by their PIDs
+	for dir in "$COURTS_STATE"/extra-*; do
+		[ -d "$dir" ] && "$COURTS_ROOT/scripts/stack.sh" stop-apache "$dir"
 	done
 	if [ -n "${KEEP_STATE:-}" ]; then
 		echo "# state kept in $COURTS_STATE" >&3
