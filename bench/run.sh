@@ -10,7 +10,7 @@
 #
 # Settings (environment): BUILD (build directory, default build), BENCH_SECONDS (length of one
 # measured wrk run, default 5), BENCH_WARMUP (default 2), BENCH_ROUNDS (default 3),
-# BENCH_MODES (default "cgi fastcgi pool"), BENCH_CASES (default: all, see CASES below),
+# BENCH_MODES (default "cgi cgi-pgbouncer fastcgi pool"), BENCH_CASES (default: all, see CASES below),
 # BENCH_CITY_VENUES (default 10000; players and requests scale with it).
 set -euo pipefail
 # the benchmark always runs on its own database and keys
@@ -33,7 +33,7 @@ results=$bench/results.md
 secs=${BENCH_SECONDS:-5}
 warmup=${BENCH_WARMUP:-2}
 rounds=${BENCH_ROUNDS:-3}
-modes=${BENCH_MODES:-cgi fastcgi pool}
+modes=${BENCH_MODES:-cgi cgi-pgbouncer fastcgi pool}
 threads=2
 conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
@@ -531,9 +531,14 @@ one_client() {
 }
 
 # apache_mode MODE: (re)starts the three service Apaches in a mode, keeping the database: CITY
-# and SMALL with the fair-use checks off, and CITY with them on (the *_checks cases)
+# and SMALL with the fair-use checks off, and CITY with them on (the *_checks cases). Mode
+# cgi-pgbouncer is plain CGI with a pgbouncer of each Apache's own (PGBOUNCER=1).
 apache_mode() {
-	local mode=$1 stack=$root/scripts/stack.sh
+	local mode=$1 stack=$root/scripts/stack.sh pgb=()
+	if [ "$mode" = cgi-pgbouncer ]; then
+		mode=cgi
+		pgb=(PGBOUNCER=1)
+	fi
 	"$stack" stop-apache "$state"
 	"$stack" stop-apache "$state/small"
 	"$stack" stop-apache "$state/checks"
@@ -541,10 +546,10 @@ apache_mode() {
 		set -a
 		# shellcheck disable=SC1091
 		. "$state/env"
-		env "${checks_off[@]}" "$stack" apache "$state" "$city_port" "$mode" "$build"
-		env "${checks_off[@]}" DATABASE_URL="$small_db" \
+		env "${checks_off[@]}" "${pgb[@]}" "$stack" apache "$state" "$city_port" "$mode" "$build"
+		env "${checks_off[@]}" "${pgb[@]}" DATABASE_URL="$small_db" \
 			"$stack" apache "$state/small" "$small_port" "$mode" "$build"
-		env "${checks_on[@]}" \
+		env "${checks_on[@]}" "${pgb[@]}" \
 			"$stack" apache "$state/checks" "$checks_port" "$mode" "$build"
 	) >"$work/apache-$mode.log" 2>&1 || { cat "$work/apache-$mode.log" >&2; return 1; }
 }
@@ -786,13 +791,13 @@ pair_med() {
 
 # target_of MODE CASE -> "ratio_min|p99_max|p50_max|text" (ratio_min: to the trivial CGI).
 # The fast mode is pool, the fixed FastCGI pools; fastcgi keeps only the writes' every
-# request 2xx, and plain CGI its slots ratio until a connection pooler comes.
+# request 2xx, and plain CGI behind pgbouncer has the slots ratio.
 target_of() {
 	case $1.$2 in
 	pool.slots | pool.owner) echo "|25||p99 < 25 ms" ;;
 	pool.create) echo "|25||every request 2xx, p99 < 25 ms" ;;
 	pool.search_city) echo "||10|p50 < 10 ms" ;;
-	cgi.slots) echo "0.25|||>= 0.25x" ;;
+	cgi-pgbouncer.slots) echo "0.25|||>= 0.25x" ;;
 	*.create | *.join | *.create_checks | *.join_checks) echo "|||every request 2xx" ;;
 	*) echo "|||-" ;;
 	esac

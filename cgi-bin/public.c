@@ -133,9 +133,9 @@ slots_list(struct req *r)
 		return;
 	id = req_param(r, "id");
 	key = arena_printf(r->a, "slots %s %s", id, date);
-	/* a plain CGI (or a worker that never served this court and date) has nothing to
+	/* a plain CGI (or a worker that keeps nothing for this court and date) has nothing to
 	 * reuse, and a client without a tag nothing to confirm: straight to the answer */
-	if (r->if_none_match != NULL || cache_count() > 0) {
+	if (r->if_none_match != NULL || cache_has(key)) {
 		res = sql_query(r,
 		    "SELECT c.visible, c.too_far, c.validator, "
 		    "       (extract(epoch FROM now()) * 1000000)::bigint "

@@ -159,7 +159,8 @@ cache_answer(struct req *r, const char *key, const char *validator, int64_t now_
 	if ((body = cache_get(key, validator, now_us, &until_us, &headers)) == NULL)
 		return false;
 	if (*headers != '\0')
-		r->resp_headers = arena_strdup(r->a, headers);
+		r->resp_headers = arena_printf(r->a, "%s%s",
+		    r->resp_headers != NULL ? r->resp_headers : "", headers);
 	r->cache_control = cache_control;
 	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
 	req_send_json(r, 200, body);
@@ -175,6 +176,14 @@ cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t
 	cache_put(key, validator, until_us, r->resp_body, r->resp_len, r->resp_headers);
 	r->cache_control = cache_control;
 	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+}
+
+bool
+cache_has(const char *key)
+{
+	const struct entry *e = &table[slot_of(key)];
+
+	return e->key != NULL && strcmp(e->key, key) == 0;
 }
 
 size_t

@@ -65,6 +65,10 @@ char *cache_etag(struct arena *a, const char *validator, int64_t until_us);
 bool cache_etag_fresh(const char *if_none_match, const char *validator, int64_t now_us,
     int64_t *until_us);
 
+/* Whether an answer is kept for key, under whatever validator (a handler then reads the
+ * validator to know whether it may send it; without one it goes straight to the answer). */
+bool cache_has(const char *key);
+
 /* Entries currently held (for tests). */
 size_t cache_count(void);
 

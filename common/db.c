@@ -26,7 +26,6 @@ struct stmt {
 
 /* Process state: kept across requests. */
 static PGconn *conn;
-static const char *extra_options = "";
 static struct stmt stmts[STMT_SLOTS];
 
 /* Forgets which statements the server has prepared (a new connection has none); the texts
@@ -97,7 +96,6 @@ db_connect(struct db *d)
 	static const char *const keys[] = { "dbname", "options", "application_name",
 	    "connect_timeout", NULL };
 	const char *values[5];
-	char options[256];
 
 	if (conn != NULL && PQstatus(conn) == CONNECTION_OK)
 		return true;
@@ -110,10 +108,9 @@ db_connect(struct db *d)
 		return false;
 	}
 	values[0] = config_get()->database_url;
-	/* UTC session: timestamps are formatted in SQL; venue zones are explicit there */
-	snprintf(options, sizeof options, "-c TimeZone=UTC -c statement_timeout=15000 %s",
-	    extra_options);
-	values[1] = options;
+	/* UTC session: timestamps are formatted in SQL; venue zones are explicit there. A
+	 * transaction pooler drops these: its server sessions must set the same (README) */
+	values[1] = "-c TimeZone=UTC -c statement_timeout=15000";
 	values[2] = log_program();
 	values[3] = "5";
 	values[4] = NULL;
@@ -257,12 +254,6 @@ bool
 db_ping(struct db *d)
 {
 	return db_exec_n(d, "SELECT 1", 0, NULL) != NULL;
-}
-
-void
-db_set_options(const char *options)
-{
-	extra_options = options;
 }
 
 void

@@ -63,11 +63,6 @@ const char *db_value(const PGresult *res, int row, int col);
 /* true when the database answers a trivial statement (health check). */
 bool db_ping(struct db *d);
 
-/* Extra server settings for this program's connection, in libpq "options" form
- * ("-c name=value ..."), sent with the connection request so they cost no round trip.
- * Call before the first statement; the string is borrowed for the life of the process. */
-void db_set_options(const char *options);
-
 /* Closes the connection (process exit, tests). */
 void db_close(void);
 

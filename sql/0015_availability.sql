@@ -216,39 +216,51 @@ CREATE INDEX match_requests_holds_idx ON match_requests (resource_id, booking_da
 -- payment hold on that court and date lapses; NULL when nothing will). The validator and the
 -- slots come from the same snapshot, which is what makes the pair safe to reuse. No row for
 -- an unknown court; slots and until are NULL when the slots may not be shown.
+-- PL/pgSQL keeps the plan of its statement for the database session: planning the inlined
+-- slot functions costs several times running them, which every request of a plain CGI
+-- behind a pooler would otherwise pay.
 CREATE FUNCTION slot_answer(p_resource uuid, p_date date, p_now timestamptz DEFAULT now())
     RETURNS TABLE (visible boolean, too_far boolean, validator text, valid_until timestamptz,
                    slots json)
-    LANGUAGE sql STABLE PARALLEL SAFE
-BEGIN ATOMIC
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+BEGIN
+    -- one pass over the day's slots gives the answer and the next instant each of them
+    -- changes by time alone
+    RETURN QUERY
     SELECT c.visible, c.too_far, c.validator,
-           CASE WHEN c.visible AND NOT c.too_far THEN
-           (SELECT min(i.t)
-              FROM (SELECT x.t
-                      FROM resource_slots(p_resource, p_date, p_now) s
-                     CROSS JOIN LATERAL (SELECT (p_date + s.start_time) AT TIME ZONE v.timezone) a(at)
-                     CROSS JOIN LATERAL (VALUES (a.at),
-                                                (a.at - make_interval(mins => v.min_notice_minutes)),
-                                                (a.at - make_interval(days => v.booking_window_days))) x(t)
-                    UNION ALL
-                    SELECT m.expires_at
-                      FROM match_requests m
-                     WHERE m.resource_id = p_resource
-                       AND m.booking_date = p_date
-                       AND m.status = 'PENDING_PAYMENT') i
-             WHERE i.t > p_now) END,
-           CASE WHEN c.visible AND NOT c.too_far THEN
-           (SELECT COALESCE(json_agg(json_build_object(
+           CASE WHEN c.visible AND NOT c.too_far
+                THEN least(x.next_start, x.next_notice, x.next_window, h.next_lapse) END,
+           CASE WHEN c.visible AND NOT c.too_far THEN COALESCE(x.slots, '[]') END
+      FROM slot_validator(p_resource, p_date, p_now) c
+      JOIN resources r ON r.id = p_resource
+      JOIN venues v ON v.id = r.venue_id
+     CROSS JOIN LATERAL (
+            SELECT json_agg(json_build_object(
                        'startTime', api_time(s.start_time),
                        'endTime', api_time(s.end_time),
                        'available', s.available,
                        'price', s.price,
-                       'currency', s.currency) ORDER BY s.start_time), '[]')
-              FROM resource_slots(p_resource, p_date, p_now) s) END
-      FROM slot_validator(p_resource, p_date, p_now) c
-      JOIN resources r ON r.id = p_resource
-      JOIN venues v ON v.id = r.venue_id;
-END;
+                       'currency', s.currency) ORDER BY s.start_time) AS slots,
+                   min(a.at) FILTER (WHERE a.at > p_now) AS next_start,
+                   min(a.at - make_interval(mins => v.min_notice_minutes))
+                       FILTER (WHERE a.at - make_interval(mins => v.min_notice_minutes) > p_now)
+                       AS next_notice,
+                   min(a.at - make_interval(days => v.booking_window_days))
+                       FILTER (WHERE a.at - make_interval(days => v.booking_window_days) > p_now)
+                       AS next_window
+              FROM resource_slots(p_resource, p_date, p_now) s
+             CROSS JOIN LATERAL (SELECT (p_date + s.start_time) AT TIME ZONE v.timezone) a(at)
+             WHERE c.visible AND NOT c.too_far) x
+     CROSS JOIN LATERAL (
+            SELECT min(m.expires_at) AS next_lapse
+              FROM match_requests m
+             WHERE m.resource_id = p_resource
+               AND m.booking_date = p_date
+               AND m.status = 'PENDING_PAYMENT'
+               AND m.expires_at > p_now
+               AND c.visible AND NOT c.too_far) h;
+END $$;
 COMMENT ON FUNCTION slot_answer(uuid, date, timestamptz) IS
     'Slots of a court on a date as JSON, with their validator and until when they hold.';
 

@@ -351,8 +351,15 @@ hold() {
 		! grep -q 'Function Scan on match_search' <<<"$plan" || false
 	done
 	# the eligible players are counted nearest first too, in the statement the wrapper really
-	# runs (auto_explain shows the nested statements' plans)
+	# runs (auto_explain shows the nested statements' plans), among two thousand homes far away
 	fixture_player near1 INTERMEDIATE "$LAT" "$LNG" >/dev/null
+	sql "INSERT INTO users (issuer, subject) SELECT 'https://far.example/', 'far-' || g
+	       FROM generate_series(1, 2000) g ON CONFLICT DO NOTHING;
+	     INSERT INTO players (user_id, display_name, skill_level, home_latitude, home_longitude)
+	     SELECT u.id, u.subject, 'INTERMEDIATE', -40 + (g % 50) * 0.6, 110 + (g / 50) * 0.9
+	       FROM generate_series(1, 2000) g
+	       JOIN users u ON u.issuer = 'https://far.example/' AND u.subject = 'far-' || g;
+	     ANALYZE players"
 	plans=$(sql "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
 	             SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;
 	             SELECT count(*) FROM match_search_answer$args" 2>&1)

@@ -55,11 +55,13 @@ test_kept(void)
 
 	CHECK_INT(cache_count(), 0, "starts empty");
 	CHECK(cache_get("k", "1.0.0", NOW, &until, NULL) == NULL, "empty: miss");
+	CHECK(!cache_has("k"), "empty: nothing kept");
 	cache_put("k", "1.0.0", NOW + 10, "[1]", 3, NULL);
 	CHECK_STR(cache_get("k", "1.0.0", NOW, &until, NULL), "[1]", "same validator: hit");
 	CHECK_INT(until, NOW + 10, "with its until");
 	CHECK(cache_get("k", "1.0.1", NOW, &until, NULL) == NULL, "other validator: miss");
 	CHECK(cache_get("other", "1.0.0", NOW, &until, NULL) == NULL, "other key: miss");
+	CHECK(cache_has("k") && !cache_has("other"), "kept for its key only");
 	CHECK(cache_get("k", "1.0.0", NOW + 10, &until, NULL) == NULL, "at until: miss");
 	CHECK(cache_get("k", "1.0.0", NOW, &until, NULL) == NULL, "and dropped");
 	cache_put("k", "1.5.0", NOW + 10, "[1]", 3, "Link: <next>; rel=\"next\"\r\n");

@@ -130,12 +130,6 @@ db_ping(struct db *d)
 }
 
 void
-db_set_options(const char *options)
-{
-	(void)options;
-}
-
-void
 db_close(void)
 {
 }
