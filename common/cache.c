@@ -90,6 +90,21 @@ cache_etag(struct arena *a, const char *validator, int64_t until_us)
 	return arena_printf(a, "\"%s-%" PRId64 "\"", validator, until_us);
 }
 
+/* Whether s..end is empty or a suffix a compressing filter adds to a tag it passes on
+ * (mod_deflate's "-gzip", mod_brotli's "-br"). */
+static bool
+tag_suffix_ok(const char *s, const char *end)
+{
+	if (s == end)
+		return true;
+	if (*s++ != '-' || s == end)
+		return false;
+	for (; s < end; s++)
+		if (!isalpha((unsigned char)*s))
+			return false;
+	return true;
+}
+
 /* One entity tag at *p (after blanks): whether it is fresh; *p moves past it and its comma. */
 static bool
 tag_fresh(const char **p, const char *validator, int64_t now_us, int64_t *until_us)
@@ -107,13 +122,13 @@ tag_fresh(const char **p, const char *validator, int64_t now_us, int64_t *until_
 		if ((size_t)(end - s) > vlen + 1 && strncmp(s, validator, vlen) == 0 &&
 		    s[vlen] == '-') {
 			s += vlen + 1;
-			if (end - s == 1 && *s == 'f') {
-				fresh = true;
+			if (*s == 'f') {
+				fresh = tag_suffix_ok(s + 1, end);
 				*until_us = CACHE_FOREVER;
 			} else if (isdigit((unsigned char)*s)) {
 				errno = 0;
 				until = strtoll(s, &stop, 10);
-				fresh = errno == 0 && stop == end && until > now_us;
+				fresh = errno == 0 && tag_suffix_ok(stop, end) && until > now_us;
 				*until_us = until;
 			}
 		}

@@ -1,11 +1,13 @@
 /* Fuzz target headers: the request header checks that are not the token itself:
  * Content-Type's media type (route_json_media_type), the Authorization scheme
- * (auth_bearer_token) and Idempotency-Key (idem_key_valid). Content-Length is read by the
+ * (auth_bearer_token), Idempotency-Key (idem_key_valid) and If-None-Match
+ * (cache_etag_fresh: a tag it calls fresh names the validator and an until after now). Content-Length is read by the
  * driver and fuzzed with the whole request (request.c). Input: one header value. */
 #include <strings.h>
 
 #include "fuzz.h"
 #include "auth.h"
+#include "cache.h"
 #include "idem.h"
 #include "route.h"
 
@@ -33,6 +35,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(strncasecmp(v, "bearer ", 7) == 0);
 	} else
 		FUZZ_CHECK(n <= 7 || strncasecmp(v, "bearer ", 7) != 0);
+
+	{
+		int64_t until = 0;
+
+		if (cache_etag_fresh(v, "12.0.345", 1000, &until)) {
+			FUZZ_CHECK(strstr(v, "\"12.0.345-") != NULL);
+			FUZZ_CHECK(until > 1000);
+		}
+	}
 
 	if (idem_key_valid(v)) {
 		FUZZ_CHECK(n >= 1 && n <= IDEM_KEY_MAX);

@@ -38,6 +38,14 @@ test_etag(struct arena *a)
 	CHECK(!cache_etag_fresh("\"3.0.17-99999999999999999999999\"", "3.0.17", NOW, &until),
 	    "an until past int64 is not");
 	CHECK(!cache_etag_fresh("*", "3.0.17", NOW, &until), "* is left to the full answer");
+	CHECK(cache_etag_fresh("\"3.0.17-1800000000000005-gzip\"", "3.0.17", NOW, &until) &&
+	    until == NOW + 5, "a compressing filter's suffix is ignored");
+	CHECK(cache_etag_fresh("W/\"3.0.17-f-br\"", "3.0.17", NOW, &until), "on both forms");
+	CHECK(!cache_etag_fresh("\"3.0.17-1800000000000005-\"", "3.0.17", NOW, &until),
+	    "a bare dash is not a suffix");
+	CHECK(!cache_etag_fresh("\"3.0.17-1800000000000005-gz1p\"", "3.0.17", NOW, &until),
+	    "nor is one with digits");
+	CHECK(!cache_etag_fresh("\"3.0.17-fx\"", "3.0.17", NOW, &until), "nor f followed by junk");
 	CHECK(!cache_etag_fresh("\"3.0.17-f", "3.0.17", NOW, &until), "unterminated is not");
 	CHECK(!cache_etag_fresh("", "3.0.17", NOW, &until), "empty is not");
 	CHECK(!cache_etag_fresh(",,, ,", "3.0.17", NOW, &until), "commas alone are not");
