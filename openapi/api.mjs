@@ -42,7 +42,7 @@ const object = (properties, required = Object.keys(properties), extra = {}) => (
 });
 
 export const schemas = {
-	Image: object({ id: uuid, url: { type: 'string', format: 'uri' }, publicId: { type: 'string' } }),
+	Image: object({ id: uuid, url: { type: 'string', description: 'Absolute http or https URL on the CDN.' }, publicId: { type: 'string' } }),
 	Venue: object({
 		id: uuid,
 		ownerId: uuid,
@@ -130,6 +130,11 @@ export const schemas = {
 		['maxUpcomingPerPlayer', 1000], ['maxPerPlayerPerDay', 1000], ['maxPerPlayerPerWeek', 1000],
 		['bookingWindowDays', 366], ['minNoticeMinutes', 43200],
 	].map(([name, max]) => [name, { type: ['integer', 'null'], minimum: 1, maximum: max, description: 'null: no limit.' }]))),
+	BookingRulesInput: object(Object.fromEntries([
+		['maxUpcomingPerPlayer', 1000], ['maxPerPlayerPerDay', 1000], ['maxPerPlayerPerWeek', 1000],
+		['bookingWindowDays', 366], ['minNoticeMinutes', 43200],
+	].map(([name, max]) => [name, { type: ['integer', 'null'], minimum: 1, maximum: max, description: 'Absent or null: no limit.' }])),
+	[], { additionalProperties: true }),
 	Holiday: object({ date, name: { type: 'string' } }),
 	HolidayInput: object({ date, name: text }, undefined, { additionalProperties: true }),
 	Slot: object({
@@ -328,7 +333,7 @@ export const routes = {
 	},
 	'PUT /api/owner/venues/{venueId}/booking-rules': {
 		tag: 'owner venues', summary: 'Set the venue\'s booking rules (absent or null: no limit)',
-		body: 'BookingRules', ok: { 200: { schema: ref('BookingRules') } }, problems: { 404: ['NOT_FOUND'] },
+		body: 'BookingRulesInput', ok: { 200: { schema: ref('BookingRules') } }, problems: { 404: ['NOT_FOUND'] },
 	},
 	'GET /api/owner/venues/{venueId}/holidays': {
 		tag: 'owner venues', summary: 'The venue\'s holidays by date (HOLIDAY prices apply)',

@@ -40,6 +40,7 @@ const apacheErrors = Object.fromEntries(readdirSync(join(root, 'apache/errors'))
 // those that Apache can give on any route: a request it cannot read or that is too big or
 // slow, a client over the address limits, a program that failed, timed out or is down
 const APACHE_ON_ROUTES = [400, 408, 411, 413, 414, 429, 431, 500, 502, 503, 504];
+const APACHE_ONLY = [408, 411, 414, 431, 502, 504];
 
 const examples = existsSync(join(here, 'examples.json'))
 	? JSON.parse(readFileSync(join(here, 'examples.json'), 'utf8')) : {};
@@ -127,7 +128,8 @@ function operation(route, entry) {
 		tags: [entry.tag],
 		summary: entry.summary,
 		operationId: `${route.program}_${route.handler}`,
-		description: [entry.description, `**Caller:** ${ROLE_TEXT[route.auth]}`,
+		description: [entry.description, route.comment && `From the handler (\`cgi-bin/${route.program}.c\`): ${route.comment}`,
+			`**Caller:** ${ROLE_TEXT[route.auth]}`,
 			route.idempotent ? 'Honours `Idempotency-Key`: the same key and request answer the first answer again.' : null]
 			.filter(Boolean).join('\n\n'),
 		security: route.auth === 'NONE' ? [] :
@@ -161,7 +163,8 @@ function operation(route, entry) {
 		responses[status] = r;
 	}
 	for (const [status, codes] of Object.entries(problemCodes(route, entry))) {
-		if (codes.size === 1 && codes.has(apacheErrors[status]) && !responses[status] &&
+		// the statuses only Apache answers: the shared description of its answer
+		if (APACHE_ONLY.includes(Number(status)) && codes.size === 1 && !responses[status] &&
 		    examples[key]?.[status] === undefined) {
 			responses[status] = { $ref: `#/components/responses/Apache${status}` };
 			continue;

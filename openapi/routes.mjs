@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 const ENTRY = /\{\s*"([A-Z]+)",\s*"([^"]+)",\s*([a-z_0-9]+),\s*(AUTH_[A-Z]+),\s*([A-Z_|\s]+?)\s*\}/g;
 
-// [{ program, method, pattern, path, handler, auth, body, idempotent, params }]
+// [{ program, method, pattern, path, handler, auth, body, idempotent, params, comment }]
 export function readRoutes(root) {
 	const dir = join(root, 'cgi-bin');
 	const routes = [];
@@ -21,7 +21,10 @@ export function readRoutes(root) {
 		for (const [, method, pattern, handler, auth, flags] of table[1].matchAll(ENTRY)) {
 			const params = [...pattern.matchAll(/\{([A-Za-z]+)(?::([a-z]+))?\}/g)]
 				.map(([, name, kind]) => ({ name, kind: kind ?? 'uuid' }));
+			// the handler's header comment (method, path, statuses; STYLE.md), as prose
+			const comment = src.match(new RegExp(`/\\*((?:(?!\\*/)[\\s\\S])*)\\*/\\s*static void\\s+${handler}\\(`));
 			routes.push({
+				comment: comment === null ? null : comment[1].replace(/\n\s*\* ?/g, ' ').replace(/\s+/g, ' ').trim(),
 				program: file.replace(/\.c$/, ''),
 				method,
 				pattern,
