@@ -9,7 +9,10 @@
 
 const ref = (name) => ({ $ref: `#/components/schemas/${name}` });
 const list = (name) => ({ type: 'array', items: ref(name) });
-const nullable = (schema) => ({ ...schema, type: [schema.type, 'null'] });
+// null allowed too (an enum lists it as well: enum is checked whatever the type)
+const nullable = (schema) => ({
+	...schema, type: [schema.type, 'null'], ...(schema.enum ? { enum: [...schema.enum, null] } : {}),
+});
 const uuid = { type: 'string', format: 'uuid' };
 const date = { type: 'string', format: 'date', example: '2026-12-01' };
 const time = {

@@ -7,6 +7,12 @@
 // status it can answer and the stable problem codes of each. A route without an entry in
 // api.mjs, or an entry without a route, stops the build. OUT_DIR/docs.html and OUT_DIR/docs/
 // are the page that renders it (Swagger UI from the pinned swagger-ui-dist, with its license).
+//
+// The examples of the answers are real ones, openapi/examples.json: the first answer of each
+// route and status that held the document in a run of the suite, kept by
+//   KEEP_STATE=1 MODES=cgi scripts/test.sh [FILES]   (prints the state directory kept)
+//   node openapi/check-responses.mjs build/openapi/openapi.json STATE/answers openapi/examples.json
+// tests/95-openapi.bats checks that each still holds its schema (lint.mjs).
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -269,7 +275,7 @@ const doc = {
 };
 
 mkdirSync(join(outDir, 'docs'), { recursive: true });
-writeFileSync(join(outDir, 'openapi.json'), `${JSON.stringify(doc, null, 2)}\n`);
+writeFileSync(join(outDir, 'openapi.json'), `${JSON.stringify(doc)}\n`);
 
 // the page: Swagger UI's own files, its license, and ours
 const ui = join(nodeModules, 'swagger-ui-dist');

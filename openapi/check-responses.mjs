@@ -16,7 +16,8 @@
 //   - /api/openapi.json and /api/docs[/...]: the description itself, static files.
 // A failure names the test, route, status and the schema path that failed; exit 1 if any.
 // With EXAMPLES_JSON, also writes there the first answer that holds of each route and status
-// (lists cut to two items): the examples build.mjs puts in the document are real answers.
+// (2xx, 400 and 409; lists cut to two items): the examples build.mjs puts in the document are
+// real answers.
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -119,7 +120,9 @@ for (const f of files) {
 			const r = op.responses[a.status];
 			why = holds(resolve(r), r?.$ref ??
 				`#/paths/${esc(route.path)}/${a.method.toLowerCase()}/responses/${a.status}`, a, head);
-			if (why === null && a.body !== '' && examples[where]?.[a.status] === undefined) {
+			// examples of the successes, and of the refusals a client most often handles
+			if (why === null && a.body !== '' && examples[where]?.[a.status] === undefined &&
+			    (a.status < '400' || a.status === '400' || a.status === '409')) {
 				const body = JSON.parse(a.body);
 				(examples[where] ??= {})[a.status] = Array.isArray(body) ? body.slice(0, 2) : body;
 			}
