@@ -53,9 +53,11 @@ route_tables() {
 
 @test "the description is read-only: a write to it is refused as problem+json" {
 	req POST /api/openapi.json -d '{}'
-	expect_problem 403 FORBIDDEN
+	expect_problem 405 METHOD_NOT_ALLOWED
 	req DELETE /api/docs
-	expect_problem 403 FORBIDDEN
+	expect_problem 405 METHOD_NOT_ALLOWED
+	req PUT /api/docs/docs.js -d '{}'
+	expect_problem 405 METHOD_NOT_ALLOWED
 	req GET /api/openapi.json
 	expect 200 application/json
 	same . "$(cat "$(doc_file)")"
@@ -189,7 +191,7 @@ Group www-data'
 	req GET /api/docs/nothing.js -b "$base"
 	expect_problem 404 NOT_FOUND
 	req PUT /api/openapi.json -b "$base" -d '{}'
-	expect_problem 403 FORBIDDEN
+	expect_problem 405 METHOD_NOT_ALLOWED
 	# the programs behind the same .htaccess, BASE_PATH taken off
 	req GET /api/venues -b "$base"
 	expect 200
