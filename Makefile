@@ -110,7 +110,7 @@ install:
 			$$SUDO systemctl disable -q --now pgbouncer; \
 		fi; \
 	fi
-	@$(MAKE) --no-print-directory $(NODE_MODULES)
+	@$(MAKE) --no-print-directory -s $(NODE_MODULES)
 
 # The API's description (openapi/): the OpenAPI document, built by Node from the route tables
 # of cgi-bin/ and openapi/api.mjs, and its page (Swagger UI). The renderer, the validators
@@ -118,6 +118,7 @@ install:
 # installed by `make install` into openapi/node_modules (not in git); their install scripts
 # are not run.
 $(NODE_MODULES): openapi/package.json openapi/package-lock.json
+	@echo "installing: the npm packages of openapi/package-lock.json"
 	cd openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
