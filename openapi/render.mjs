@@ -5,21 +5,25 @@
 //   node openapi/render.mjs PAGE_URL OPENAPI_JSON SCREENSHOT_PNG
 //
 // Chromium is Debian's (/usr/bin/chromium, or $CHROMIUM); puppeteer-core drives it and
-// downloads no browser of its own. Prints one line per problem, then a summary; exit 1 if any.
-import { readFileSync } from 'node:fs';
+// downloads no browser of its own. Its profile goes to $CHROMIUM_PROFILE, or a new temporary
+// directory. Prints one line per problem, then a summary; exit 1 if any.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import puppeteer from 'puppeteer-core';
 
 const [url, docFile, shot] = process.argv.slice(2);
 const doc = JSON.parse(readFileSync(docFile, 'utf8'));
 const problems = [];
+const ownProfile = process.env.CHROMIUM_PROFILE ? null : mkdtempSync(join(tmpdir(), 'courts-chromium-'));
 
 const browser = await puppeteer.launch({
 	executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
 	headless: true,
 	// root has no sandbox to drop into; the page is our own, served on loopback
 	args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-		'--user-data-dir=' + (process.env.CHROMIUM_PROFILE || '/tmp/courts-chromium-profile')],
+		`--user-data-dir=${process.env.CHROMIUM_PROFILE || ownProfile}`],
 });
 try {
 	const page = await browser.newPage();
@@ -59,5 +63,7 @@ try {
 	console.log(`# page ${url}: ${shown.length} operations shown of ${want.length}, ${problems.length} problems; screenshot ${shot}`);
 } finally {
 	await browser.close();
+	if (ownProfile !== null)
+		rmSync(ownProfile, { recursive: true, force: true });
 }
 process.exit(problems.length > 0 ? 1 : 0);
