@@ -63,23 +63,30 @@ APACHE_MOD := $(BUILD)/apache/mod_courts_body.so
 MODEL_SRC  := $(wildcard tests/lifecycle/*.c)
 MODEL_BIN  := $(if $(MODEL_SRC),$(BUILD)/tools/lifecycle-model)
 LIB        := $(BUILD)/libcommon.a
+NODE_MODULES := openapi/node_modules/.package-lock.json
+OPENAPI_DOC  := $(BUILD)/openapi/openapi.json
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
 	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos clang \
-	libclang-rt-14-dev pgbouncer
+	libclang-rt-14-dev pgbouncer chromium
+# Node.js and npm build and check the API's description (openapi/): Debian's packages unless
+# the machine already has a node and an npm of its own (NodeSource's nodejs includes npm)
+NODE_PACKAGES := nodejs npm
 
 .PHONY: all build install run test unit token sweep bench fuzz fuzz-build clean FORCE
 .SECONDARY:
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD)
+build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC)
 
-# Installs the Debian packages that are missing (needs root or sudo); a no-op when all are there.
+# Installs the Debian packages that are missing (needs root or sudo), then the npm packages
+# of openapi/package-lock.json; a no-op when all are there.
 install:
 	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done; \
+		command -v node >/dev/null && command -v npm >/dev/null || echo $(NODE_PACKAGES)); \
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
@@ -103,6 +110,21 @@ install:
 			$$SUDO systemctl disable -q --now pgbouncer; \
 		fi; \
 	fi
+	@$(MAKE) --no-print-directory -s $(NODE_MODULES)
+
+# The API's description (openapi/): the OpenAPI document, built by Node from the route tables
+# of cgi-bin/ and openapi/api.mjs, and its page (Swagger UI). The renderer, the validators
+# and the headless browser's driver are the npm packages pinned by openapi/package-lock.json,
+# installed by `make install` into openapi/node_modules (not in git); their install scripts
+# are not run.
+$(NODE_MODULES): openapi/package.json openapi/package-lock.json
+	@echo "installing: the npm packages of openapi/package-lock.json"
+	cd openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+$(OPENAPI_DOC): $(wildcard openapi/*.mjs openapi/*.md openapi/*.json) openapi/docs.html \
+		openapi/docs.js $(CGI_SRC) $(wildcard apache/errors/*.json) Makefile $(NODE_MODULES)
+	node openapi/build.mjs "$(BUILD)/openapi" openapi/node_modules
 
 # rewritten only when the libraries change, so that only then the programs are relinked
 $(LINK_STAMP): FORCE

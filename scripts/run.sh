@@ -93,6 +93,7 @@ courts is running ($mode) on http://127.0.0.1:$port   (Ctrl-C stops Apache and P
   a development token:   export TOKEN=\$(make -s token SUB=alice ROLES=OWNER)
   a first call:          curl -s -H "Authorization: Bearer \$TOKEN" http://127.0.0.1:$port/api/owner/venues
   health:                curl -s http://127.0.0.1:$port/actuator/health
+  the API, for people:   http://127.0.0.1:$port/api/docs (OpenAPI: /api/openapi.json)
   the sweeper, once:     make sweep
 
 Apache's error log follows.

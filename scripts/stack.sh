@@ -209,6 +209,8 @@ serve_prepare() {
 	cp -R "$build/cgi-bin" "$state/served/build/"
 	# the pool mode's Apache module (httpd.conf loads it from the build directory)
 	[ ! -d "$build/apache" ] || cp -R "$build/apache" "$state/served/build/"
+	# the API's description and its page (courts.conf serves them from the build directory)
+	[ ! -d "$build/openapi" ] || cp -R "$build/openapi" "$state/served/build/"
 	cp -R "$root/apache" "$state/served/"
 	chmod -R a+rX,go-w "$state/served"
 	srv_root=$state/served srv_bin=$state/served/build

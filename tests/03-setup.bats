@@ -90,7 +90,8 @@ teardown_file() {
 
 # ---- helpers ------------------------------------------------------------------------------
 
-# checkout_copy DEST: this checkout's files (tracked and new, not ignored) and its build.
+# checkout_copy DEST: this checkout's files (tracked and new, not ignored), its build and its
+# npm packages (openapi/node_modules, installed by make install).
 checkout_copy() {
 	mkdir -p "$1"
 	if git -C "$COURTS_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
@@ -103,6 +104,8 @@ checkout_copy() {
 	fi
 	# timestamps kept: make finds the build up to date
 	cp -a "$COURTS_BUILD" "$1/build"
+	[ ! -d "$COURTS_ROOT/openapi/node_modules" ] || [ -d "$1/openapi/node_modules" ] ||
+		cp -a "$COURTS_ROOT/openapi/node_modules" "$1/openapi/"
 }
 
 as_root() {

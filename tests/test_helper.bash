@@ -33,6 +33,18 @@ req() {
 		tr -d ' \r')
 	HTTP_BODY=$(cat "$out")
 	[ -z "${COURTS_FUZZ_RECORD:-}" ] || req_record "$method" "$path" "$has_body" "$body" "${args[@]}"
+	[ -z "${COURTS_STATE:-}" ] || req_keep "$method" "$path" "$base"
+}
+
+# req_keep METHOD PATH BASE_URL: keeps the answer just received, one file each, in the
+# suite's state directory (answers/); tests/98-openapi-answers.bats checks every one against
+# the API description (openapi/check-responses.mjs reads this layout: six lines, the body).
+req_keep() {
+	local dir=$COURTS_STATE/answers
+	[ -d "$dir" ] || mkdir -p "$dir"
+	printf '%s\n%s\n%s\n%s\n%s\n%s\n%s' "$1" "$2" "$3" "$HTTP_STATUS" "$HTTP_TYPE" \
+		"${BATS_TEST_FILENAME##*/}: ${BATS_TEST_DESCRIPTION:-setup}" "$HTTP_BODY" \
+		>"$dir/${EPOCHREALTIME/./}.$BASHPID"
 }
 
 # req_record METHOD PATH HAS_BODY BODY CURL_ARGS...: with COURTS_FUZZ_RECORD=DIR, keeps the

@@ -1,0 +1,572 @@
+// api.mjs: what the route tables of cgi-bin/ cannot say about each route, written by hand.
+//
+// openapi/build.mjs reads the route tables (method, path, caller, body, idempotency) and
+// merges each route with its entry here into the OpenAPI 3.1 document; it fails when a route
+// has no entry or an entry names no route. So this file says, per route: summary, query
+// parameters, request body, success answers and the stable problem codes of the handler and
+// of the SQL functions it calls (the codes every route of its kind can answer, such as 401
+// INVALID_TOKEN or 413 BODY_TOO_LARGE, are added by build.mjs from the table).
+
+const ref = (name) => ({ $ref: `#/components/schemas/${name}` });
+const list = (name) => ({ type: 'array', items: ref(name) });
+// null allowed too (an enum lists it as well: enum is checked whatever the type)
+const nullable = (schema) => ({
+	...schema, type: [schema.type, 'null'], ...(schema.enum ? { enum: [...schema.enum, null] } : {}),
+});
+const uuid = { type: 'string', format: 'uuid' };
+const date = { type: 'string', format: 'date', example: '2026-12-01' };
+const time = {
+	type: 'string',
+	pattern: '^(([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]|24:00:00)$',
+	description: 'Time of day HH:MM:SS, 24-hour; 24:00:00 is the end of the day.',
+	example: '18:30:00',
+};
+const timestamp = { type: 'string', format: 'date-time', description: 'UTC, ISO 8601 with milliseconds.' };
+const text = { type: 'string', minLength: 1, maxLength: 2000, pattern: '\\S' };
+const money = { type: 'number', exclusiveMinimum: 0, description: 'Exact, at most two decimals.' };
+const currency = { type: 'string', pattern: '^[A-Z]{3}$', example: 'EUR' };
+const latitude = { type: 'number', minimum: -90, maximum: 90 };
+const longitude = { type: 'number', minimum: -180, maximum: 180 };
+const enumOf = (...values) => ({ type: 'string', enum: values });
+
+const STATUS = enumOf('ACTIVE', 'SUSPENDED', 'PENDING_APPROVAL', 'REJECTED');
+const FORMAT = enumOf('TWO_VS_TWO', 'ONE_VS_ONE', 'AMERICANO');
+const SKILL = enumOf('BEGINNER', 'INTERMEDIATE', 'ADVANCED', 'PROFESSIONAL');
+const TEAM = enumOf('TEAM_A', 'TEAM_B');
+const MATCH_STATUS = enumOf('PENDING_PAYMENT', 'OPEN', 'MATCHED', 'CONFIRMED', 'COMPLETED',
+	'CANCELLED');
+
+// the venue's booking rules, checked on a booking and on a join (sql/0012_fair_use.sql)
+const BOOKING_RULES = ['OUTSIDE_BOOKING_WINDOW', 'TOO_SHORT_NOTICE', 'UPCOMING_LIMIT', 'DAILY_LIMIT',
+	'WEEKLY_LIMIT'];
+
+const object = (properties, required = Object.keys(properties), extra = {}) => ({
+	type: 'object', properties, required, additionalProperties: false, ...extra,
+});
+
+export const schemas = {
+	Image: object({ id: uuid, url: { type: 'string', description: 'Absolute http or https URL on the CDN.' }, publicId: { type: 'string' } }),
+	Venue: object({
+		id: uuid,
+		ownerId: uuid,
+		name: { type: 'string' },
+		description: nullable({ type: 'string' }),
+		street: { type: 'string' },
+		city: { type: 'string' },
+		country: { type: 'string' },
+		postalCode: nullable({ type: 'string' }),
+		latitude,
+		longitude,
+		timezone: { type: 'string', description: 'IANA time zone of the venue; slots are in its local time.', example: 'Europe/Madrid' },
+		status: STATUS,
+		rejectReason: nullable({ type: 'string', description: 'Set while the status is REJECTED.' }),
+		images: list('Image'),
+		resourceCount: { type: 'integer', minimum: 0, description: 'Courts of the venue (players see the ACTIVE ones counted).' },
+		createdAt: timestamp,
+		updatedAt: timestamp,
+		distanceKm: { type: 'number', minimum: 0, description: 'Only in GET /api/venues with a centre: kilometres from it.' },
+	}, ['id', 'ownerId', 'name', 'description', 'street', 'city', 'country', 'postalCode',
+		'latitude', 'longitude', 'timezone', 'status', 'rejectReason', 'images', 'resourceCount',
+		'createdAt', 'updatedAt']),
+	VenueInput: object({
+		name: text,
+		description: nullable({ type: 'string', maxLength: 2000 }),
+		street: text,
+		city: text,
+		country: text,
+		postalCode: nullable({ type: 'string', maxLength: 2000 }),
+		latitude,
+		longitude,
+		timezone: nullable({ ...text, description: 'IANA time zone; on create the configured default when absent, on update kept when absent.' }),
+	}, ['name', 'street', 'city', 'country', 'latitude', 'longitude'], { additionalProperties: true }),
+	ImageInput: object({
+		url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2000, description: 'Absolute http or https URL of the image on the CDN.' },
+		publicId: text,
+	}, ['url', 'publicId'], { additionalProperties: true }),
+	Schedule: object({
+		dayOfWeek: enumOf('MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'),
+		openingTime: nullable({ ...time }),
+		closingTime: nullable({ ...time }),
+	}),
+	ScheduleInput: object({
+		dayOfWeek: enumOf('MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SATURDAY', 'SUNDAY'),
+		openingTime: nullable({ ...time, description: 'Both times null or absent close the day; both given open it, closing after opening.' }),
+		closingTime: nullable({ ...time }),
+	}, ['dayOfWeek'], { additionalProperties: true }),
+	PriceRule: object({
+		id: uuid,
+		dayType: enumOf('WEEKDAY', 'WEEKEND', 'HOLIDAY'),
+		startTime: time,
+		endTime: time,
+		price: money,
+		currency,
+	}),
+	PriceRuleInput: object({
+		dayType: enumOf('WEEKDAY', 'WEEKEND', 'HOLIDAY'),
+		startTime: time,
+		endTime: { ...time, description: 'After startTime; 24:00:00 allowed.' },
+		price: { ...money, exclusiveMaximum: 10000000000 },
+		currency,
+	}, undefined, { additionalProperties: true }),
+	Resource: object({
+		id: uuid,
+		venueId: uuid,
+		name: { type: 'string' },
+		description: nullable({ type: 'string' }),
+		type: enumOf('PADEL_COURT', 'TENNIS_COURT'),
+		slotDurationMinutes: { type: 'integer', minimum: 15, maximum: 240, multipleOf: 5 },
+		status: STATUS,
+		rejectReason: nullable({ type: 'string' }),
+		schedules: list('Schedule'),
+		priceRules: list('PriceRule'),
+		images: list('Image'),
+		createdAt: timestamp,
+		updatedAt: timestamp,
+	}),
+	ResourceInput: object({
+		name: text,
+		description: nullable({ type: 'string', maxLength: 2000 }),
+		type: enumOf('PADEL_COURT', 'TENNIS_COURT'),
+		slotDurationMinutes: { type: 'integer', minimum: 15, maximum: 240, multipleOf: 5 },
+	}, ['name', 'type', 'slotDurationMinutes'], { additionalProperties: true }),
+	BookingRules: object(Object.fromEntries([
+		['maxUpcomingPerPlayer', 1000], ['maxPerPlayerPerDay', 1000], ['maxPerPlayerPerWeek', 1000],
+		['bookingWindowDays', 366], ['minNoticeMinutes', 43200],
+	].map(([name, max]) => [name, { type: ['integer', 'null'], minimum: 1, maximum: max, description: 'null: no limit.' }]))),
+	BookingRulesInput: object(Object.fromEntries([
+		['maxUpcomingPerPlayer', 1000], ['maxPerPlayerPerDay', 1000], ['maxPerPlayerPerWeek', 1000],
+		['bookingWindowDays', 366], ['minNoticeMinutes', 43200],
+	].map(([name, max]) => [name, { type: ['integer', 'null'], minimum: 1, maximum: max, description: 'Absent or null: no limit.' }])),
+	[], { additionalProperties: true }),
+	Holiday: object({ date, name: { type: 'string' } }),
+	HolidayInput: object({ date, name: text }, undefined, { additionalProperties: true }),
+	Slot: object({
+		startTime: time,
+		endTime: time,
+		available: { type: 'boolean' },
+		price: nullable({ type: 'number', minimum: 0, description: 'Price of the slot; null when no price rule covers it (not bookable).' }),
+		currency: nullable({ ...currency }),
+	}),
+	SearchResult: object({
+		resourceId: uuid,
+		resourceName: { type: 'string' },
+		resourceType: enumOf('PADEL_COURT', 'TENNIS_COURT'),
+		venueId: uuid,
+		venueName: { type: 'string' },
+		venueCity: { type: 'string' },
+		venueLatitude: latitude,
+		venueLongitude: longitude,
+		distanceKm: { type: 'number', minimum: 0 },
+		startTime: time,
+		endTime: time,
+		price: { type: 'number', minimum: 0, description: 'Total court price.' },
+		currency,
+		eligiblePlayersNearby: { type: 'integer', minimum: 0 },
+	}),
+	MatchPlayer: object({
+		playerId: uuid,
+		team: TEAM,
+		role: enumOf('ORGANIZER', 'PLAYER'),
+		joinedAt: timestamp,
+		checkedIn: { type: 'boolean' },
+		checkedInAt: nullable({ ...timestamp }),
+	}),
+	MatchRequest: object({
+		id: uuid,
+		resourceId: uuid,
+		bookingDate: date,
+		startTime: time,
+		endTime: time,
+		format: FORMAT,
+		skillLevel: SKILL,
+		status: MATCH_STATUS,
+		invitationToken: uuid,
+		availableSlots: { type: 'integer', minimum: 0 },
+		pricePerPlayer: { type: 'number', minimum: 0 },
+		currency,
+		courtPrice: { type: 'number', minimum: 0 },
+		organizerId: uuid,
+		customMessage: nullable({ type: 'string' }),
+		expiresAt: nullable({ ...timestamp, description: 'End of the payment window while PENDING_PAYMENT.' }),
+		createdAt: timestamp,
+		players: list('MatchPlayer'),
+	}),
+	MatchRequestInput: object({
+		resourceId: uuid,
+		bookingDate: date,
+		startTime: time,
+		slotDurationMinutes: { type: 'integer', minimum: 1, maximum: 1440, description: 'Must be the court\'s slot duration.' },
+		format: FORMAT,
+		skillLevel: SKILL,
+		customMessage: nullable({ type: 'string', maxLength: 500 }),
+		searchLat: latitude,
+		searchLng: longitude,
+		searchRadiusKm: nullable({ type: 'number', exclusiveMinimum: 0, maximum: 100, default: 10 }),
+	}, ['resourceId', 'bookingDate', 'startTime', 'slotDurationMinutes', 'format', 'skillLevel',
+		'searchLat', 'searchLng'], { additionalProperties: true }),
+	TeamInput: object({ team: TEAM }, undefined, { additionalProperties: true }),
+	Invitation: object({
+		id: uuid,
+		matchRequestId: uuid,
+		status: enumOf('PENDING', 'ACCEPTED', 'DECLINED', 'EXPIRED'),
+		sentAt: timestamp,
+		respondedAt: nullable({ ...timestamp }),
+		bookingDate: date,
+		startTime: time,
+		endTime: time,
+		format: FORMAT,
+		skillLevel: SKILL,
+		matchStatus: MATCH_STATUS,
+		availableSlots: { type: 'integer', minimum: 0 },
+		pricePerPlayer: { type: 'number', minimum: 0 },
+		currency,
+		customMessage: nullable({ type: 'string' }),
+		resourceName: { type: 'string' },
+		venueName: { type: 'string' },
+		venueCity: { type: 'string' },
+	}),
+	Player: object({
+		playerId: uuid,
+		displayName: nullable({ type: 'string' }),
+		skillLevel: nullable({ ...SKILL }),
+		homeLatitude: nullable({ ...latitude }),
+		homeLongitude: nullable({ ...longitude }),
+		matchNotifications: { type: 'boolean' },
+		reliabilityScore: { type: 'integer' },
+		noShowCount: { type: 'integer', minimum: 0 },
+		bannedUntil: nullable({ ...timestamp }),
+		createdAt: timestamp,
+		updatedAt: timestamp,
+	}),
+	PlayerInput: object({
+		displayName: nullable({ ...text, maxLength: 100 }),
+		skillLevel: nullable({ ...SKILL }),
+		homeLatitude: nullable({ ...latitude, description: 'Given with homeLongitude or not at all.' }),
+		homeLongitude: nullable({ ...longitude }),
+		matchNotifications: { type: ['boolean', 'null'], default: true },
+	}, [], { additionalProperties: true, description: 'Replaces the editable fields: an absent field is null (matchNotifications: true). reliabilityScore, noShowCount and bannedUntil are ignored.' }),
+	Notification: object({
+		id: uuid,
+		type: { type: 'string', example: 'MATCH_CANCELLED' },
+		payload: { type: 'object' },
+		createdAt: timestamp,
+		readAt: nullable({ ...timestamp }),
+	}),
+	RejectInput: object({ reason: text }, undefined, { additionalProperties: true }),
+	Health: object({ status: enumOf('UP', 'DOWN') }),
+	Info: object({
+		name: { type: 'string' },
+		description: { type: 'string' },
+		version: { type: 'string' },
+		build: { type: 'string', description: 'Revision the programs were built from.' },
+	}),
+	FieldError: object({
+		field: { type: 'string', description: 'Body field, query or path parameter, or header (Idempotency-Key).' },
+		message: { type: 'string' },
+	}),
+	Problem: object({
+		type: { type: 'string', format: 'uri', description: 'https://courts.example/problems/ and the code in lower case with dashes.' },
+		title: { type: 'string', description: 'The reason phrase of the status.' },
+		status: { type: 'integer', minimum: 400, maximum: 599 },
+		detail: { type: 'string' },
+		instance: { type: 'string', description: 'The request path (absent from the answers Apache gives itself).' },
+		code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', description: 'Stable code: the one field to branch on.' },
+		requestId: { type: 'string', description: 'Quote it when reporting a 5xx (absent from the answers Apache gives itself).' },
+		errors: list('FieldError'),
+	}, ['type', 'title', 'status', 'detail', 'code', 'errors'], {
+		description: 'RFC 9457 problem details, with the stable `code` and every field error in `errors`.',
+	}),
+};
+
+// query parameters
+const q = (name, schema, description, required = false) => ({ name, in: 'query', required, description, schema });
+const paging = [
+	q('limit', { type: 'integer', minimum: 1, maximum: 500, default: 100 }, 'Items per page.'),
+	q('cursor', { type: 'string' }, 'Opaque: take it from the Link header of the previous page.'),
+];
+const statusFilter = q('status', STATUS, 'Only items of this status.');
+
+// success answers: { status: [schema name or schema, description] }; 204 and 304 have no body
+const page = (name) => ({ schema: list(name), paged: true });
+
+export const routes = {
+	// ---- health (health.c) ----
+	'GET /actuator/health': {
+		tag: 'health', summary: 'Health: whether the database answers',
+		ok: { 200: { schema: ref('Health') }, 503: { schema: ref('Health'), description: 'DOWN: the database does not answer.' } },
+	},
+	'GET /actuator/info': {
+		tag: 'health', summary: 'Name, version and build of the service', ok: { 200: { schema: ref('Info') } },
+	},
+
+	// ---- owner venues (owner.c) ----
+	'GET /api/owner/venues': {
+		tag: 'owner venues', summary: 'The caller\'s venues, oldest first', query: paging,
+		ok: { 200: page('Venue'), 304: { description: 'The If-None-Match tag is still the answer.' } },
+		etag: true,
+	},
+	'POST /api/owner/venues': {
+		tag: 'owner venues', summary: 'Create a venue (PENDING_APPROVAL until an administrator approves it)',
+		body: 'VenueInput', ok: { 201: { schema: ref('Venue') } },
+		problems: { 409: ['PENDING_LIMIT'] },
+	},
+	'PUT /api/owner/venues/{venueId}': {
+		tag: 'owner venues', summary: 'Replace a venue\'s fields (a REJECTED venue is resubmitted)',
+		body: 'VenueInput', ok: { 200: { schema: ref('Venue') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'PATCH /api/owner/venues/{venueId}/suspend': {
+		tag: 'owner venues', summary: 'Suspend an ACTIVE venue', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/owner/venues/{venueId}/reactivate': {
+		tag: 'owner venues', summary: 'Reactivate a venue the owner suspended', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['SUSPENDED_BY_ADMIN', 'INVALID_STATE'] },
+	},
+	'POST /api/owner/venues/{venueId}/images': {
+		tag: 'owner venues', summary: 'Add an image (already uploaded to the CDN) to a venue',
+		body: 'ImageInput', ok: { 200: { schema: ref('Venue') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'DELETE /api/owner/venues/{venueId}/images/{imageId}': {
+		tag: 'owner venues', summary: 'Remove an image of a venue', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/owner/venues/{venueId}/booking-rules': {
+		tag: 'owner venues', summary: 'The venue\'s fair-use booking rules',
+		ok: { 200: { schema: ref('BookingRules') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'PUT /api/owner/venues/{venueId}/booking-rules': {
+		tag: 'owner venues', summary: 'Set the venue\'s booking rules (absent or null: no limit)',
+		body: 'BookingRulesInput', ok: { 200: { schema: ref('BookingRules') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/owner/venues/{venueId}/holidays': {
+		tag: 'owner venues', summary: 'The venue\'s holidays by date (HOLIDAY prices apply)',
+		ok: { 200: { schema: list('Holiday') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'POST /api/owner/venues/{venueId}/holidays': {
+		tag: 'owner venues', summary: 'Add a holiday', body: 'HolidayInput',
+		ok: { 201: { schema: ref('Holiday') } }, problems: { 404: ['NOT_FOUND'], 409: ['HOLIDAY_EXISTS'] },
+	},
+	'DELETE /api/owner/venues/{venueId}/holidays/{date}': {
+		tag: 'owner venues', summary: 'Remove a holiday', ok: { 204: {} }, problems: { 404: ['NOT_FOUND'] },
+	},
+
+	// ---- owner resources (owner.c) ----
+	'POST /api/owner/venues/{venueId}/resources': {
+		tag: 'owner resources', summary: 'Create a court at a venue (PENDING_APPROVAL)', body: 'ResourceInput',
+		ok: { 201: { schema: ref('Resource') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/owner/resources': {
+		tag: 'owner resources', summary: 'The courts of every venue of the caller', query: paging,
+		ok: { 200: page('Resource') },
+	},
+	'PUT /api/owner/resources/{resourceId}/schedules': {
+		tag: 'owner resources', summary: 'Set one day of the weekly schedule', body: 'ScheduleInput',
+		ok: { 200: { schema: ref('Resource') } }, problems: { 400: ['INVALID_SCHEDULE'], 404: ['NOT_FOUND'] },
+	},
+	'POST /api/owner/resources/{resourceId}/price-rules': {
+		tag: 'owner resources', summary: 'Add a price rule', body: 'PriceRuleInput',
+		ok: { 200: { schema: ref('Resource') } }, problems: { 404: ['NOT_FOUND'], 409: ['PRICE_RULE_OVERLAP'] },
+	},
+	'DELETE /api/owner/resources/{resourceId}/price-rules/{ruleId}': {
+		tag: 'owner resources', summary: 'Remove a price rule', ok: { 204: {} }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'PATCH /api/owner/resources/{resourceId}/suspend': {
+		tag: 'owner resources', summary: 'Suspend an ACTIVE court', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/owner/resources/{resourceId}/reactivate': {
+		tag: 'owner resources', summary: 'Reactivate a court the owner suspended', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['SUSPENDED_BY_ADMIN', 'INVALID_STATE'] },
+	},
+	'POST /api/owner/resources/{resourceId}/images': {
+		tag: 'owner resources', summary: 'Add an image to a court', body: 'ImageInput',
+		ok: { 200: { schema: ref('Resource') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'DELETE /api/owner/resources/{resourceId}/images/{imageId}': {
+		tag: 'owner resources', summary: 'Remove an image of a court (answers the court, as the contract says)',
+		ok: { 200: { schema: ref('Resource') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+
+	// ---- administration (admin.c) ----
+	'GET /api/admin/venues': {
+		tag: 'admin', summary: 'Venues of any owner, oldest first', query: [statusFilter, ...paging],
+		ok: { 200: page('Venue') },
+	},
+	'GET /api/admin/venues/{venueId}': {
+		tag: 'admin', summary: 'A venue, whatever its status', ok: { 200: { schema: ref('Venue') } },
+		problems: { 404: ['NOT_FOUND'] },
+	},
+	'PATCH /api/admin/venues/{venueId}/approve': {
+		tag: 'admin', summary: 'Approve a PENDING_APPROVAL venue', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/admin/venues/{venueId}/reject': {
+		tag: 'admin', summary: 'Reject a PENDING_APPROVAL venue with a reason', body: 'RejectInput', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/admin/venues/{venueId}/suspend': {
+		tag: 'admin', summary: 'Suspend a venue (ACTIVE, or suspended by its owner)', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/admin/venues/{venueId}/reactivate': {
+		tag: 'admin', summary: 'Reactivate a suspended venue', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'GET /api/admin/resources': {
+		tag: 'admin', summary: 'Courts of any venue, oldest first', query: [statusFilter, ...paging],
+		ok: { 200: page('Resource') },
+	},
+	'GET /api/admin/resources/{resourceId}': {
+		tag: 'admin', summary: 'A court, whatever its status', ok: { 200: { schema: ref('Resource') } },
+		problems: { 404: ['NOT_FOUND'] },
+	},
+	'PATCH /api/admin/resources/{resourceId}/approve': {
+		tag: 'admin', summary: 'Approve a PENDING_APPROVAL court', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/admin/resources/{resourceId}/reject': {
+		tag: 'admin', summary: 'Reject a PENDING_APPROVAL court with a reason', body: 'RejectInput', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/admin/resources/{resourceId}/suspend': {
+		tag: 'admin', summary: 'Suspend a court (ACTIVE, or suspended by its owner)', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'PATCH /api/admin/resources/{resourceId}/reactivate': {
+		tag: 'admin', summary: 'Reactivate a suspended court', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+
+	// ---- public (public.c) ----
+	'GET /api/venues': {
+		tag: 'public', summary: 'ACTIVE venues: by name, or nearest first within a radius of a centre',
+		query: [
+			q('lat', latitude, 'Centre latitude; given with lng.'),
+			q('lng', longitude, 'Centre longitude; given with lat.'),
+			q('radiusKm', { type: 'number', exclusiveMinimum: 0, maximum: 500, default: 10 }, 'Only with a centre.'),
+			...paging,
+		],
+		ok: { 200: page('Venue') },
+	},
+	'GET /api/venues/{venueId}': {
+		tag: 'public', summary: 'An ACTIVE venue', ok: { 200: { schema: ref('Venue') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/venues/{venueId}/resources': {
+		tag: 'public', summary: 'The ACTIVE courts of an ACTIVE venue, with schedules, price rules and images',
+		ok: { 200: { schema: list('Resource') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/resources/{id}/slots': {
+		tag: 'public', summary: 'Every slot of a court on a local date, with availability and price',
+		query: [q('date', { ...date, description: 'At most 366 days ahead at the venue.' }, 'Local date at the venue.', true)],
+		ok: { 200: { schema: list('Slot') }, 304: { description: 'The If-None-Match tag is still the answer.' } },
+		etag: true, problems: { 404: ['NOT_FOUND'] },
+	},
+
+	// ---- match-making (search.c, requests.c, invitations.c) ----
+	'GET /api/match/search': {
+		tag: 'match-making', summary: 'Free slots near a point, nearest first, with eligible players nearby',
+		query: [
+			q('lat', latitude, 'Latitude of the centre.', true),
+			q('lng', longitude, 'Longitude of the centre.', true),
+			q('radiusKm', { type: 'number', exclusiveMinimum: 0, maximum: 100, default: 10 }, 'Kilometres.'),
+			q('date', { ...date, description: 'At most 366 days ahead.' }, 'YYYY-MM-DD.', true),
+			q('startTimeFrom', time, 'Earliest start.', true),
+			q('startTimeTo', time, 'Latest start, not before startTimeFrom.', true),
+			q('slotDurationMinutes', { type: 'integer', minimum: 15, maximum: 240, default: 90 }, 'Minutes.'),
+			q('format', { ...FORMAT, default: 'TWO_VS_TWO' }, 'Match format.'),
+			q('skillLevel', { type: 'string', enum: ['ANY', ...SKILL.enum], default: 'ANY' }, 'Skill of the eligible players counted.'),
+			q('limit', { type: 'integer', minimum: 1, maximum: 200, default: 50 }, 'Results at most.'),
+		],
+		ok: { 200: { schema: list('SearchResult') } },
+	},
+	'POST /api/match/requests': {
+		tag: 'match-making', summary: 'Open a match request: hold the slot, the caller as organizer, PENDING_PAYMENT',
+		body: 'MatchRequestInput', ok: { 201: { schema: ref('MatchRequest') } },
+		problems: {
+			404: ['NOT_FOUND'],
+			409: ['SLOT_NOT_OFFERED', 'SLOT_IN_PAST', 'NOT_BOOKABLE', 'SLOT_TAKEN', 'HOLD_LIMIT',
+				...BOOKING_RULES],
+		},
+	},
+	'GET /api/match/requests/my': {
+		tag: 'match-making', summary: 'Every match request the caller plays in, coming ones first', query: paging,
+		ok: { 200: page('MatchRequest') },
+	},
+	'GET /api/match/requests/{id}': {
+		tag: 'match-making', summary: 'A match request the caller plays in', ok: { 200: { schema: ref('MatchRequest') } },
+		problems: { 404: ['NOT_FOUND'] },
+	},
+	'DELETE /api/match/requests/{id}': {
+		tag: 'match-making', summary: 'Cancel a match (organizer only): players told and refunded', ok: { 204: {} },
+		problems: { 403: ['NOT_ORGANIZER'], 404: ['NOT_FOUND'], 409: ['INVALID_STATE', 'MATCH_STARTED'] },
+	},
+	'POST /api/match/requests/{id}/confirm-payment': {
+		tag: 'match-making', summary: 'Confirm the organizer\'s payment: OPEN, eligible players invited',
+		ok: { 200: { schema: ref('MatchRequest') } },
+		problems: { 403: ['NOT_ORGANIZER'], 404: ['NOT_FOUND'], 409: ['PAYMENT_WINDOW_PASSED', 'INVALID_STATE'] },
+	},
+	'DELETE /api/match/requests/{id}/leave': {
+		tag: 'match-making', summary: 'Leave a match more than 48 h ahead (refunded)', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['ORGANIZER_CANNOT_LEAVE', 'INVALID_STATE', 'LEAVE_TOO_LATE'] },
+	},
+	'POST /api/match/requests/{id}/absence': {
+		tag: 'match-making', summary: 'Report absence: out without refund, substitutes invited', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['ORGANIZER_CANNOT_LEAVE', 'INVALID_STATE', 'MATCH_STARTED'] },
+	},
+	'POST /api/match/requests/{id}/checkin': {
+		tag: 'match-making', summary: 'Check in at the venue by position',
+		query: [
+			q('lat', latitude, 'Device latitude.', true),
+			q('lng', longitude, 'Device longitude.', true),
+			q('accuracy', { type: 'number', minimum: 0 }, 'Accuracy of the position, metres.', true),
+		],
+		ok: { 204: {} },
+		problems: {
+			404: ['NOT_FOUND'],
+			409: ['INVALID_STATE', 'CHECKIN_TOO_EARLY', 'CHECKIN_CLOSED', 'INACCURATE_POSITION', 'TOO_FAR'],
+		},
+	},
+	'GET /api/match/invitations': {
+		tag: 'match-making', summary: 'The caller\'s pending invitations to open matches, newest first', query: paging,
+		ok: { 200: page('Invitation') },
+	},
+	'POST /api/match/invitations/{id}/accept': {
+		tag: 'match-making', summary: 'Accept an invitation into a team', body: 'TeamInput',
+		ok: { 200: { schema: ref('MatchRequest') } },
+		problems: {
+			404: ['NOT_FOUND'],
+			409: ['INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
+				...BOOKING_RULES],
+		},
+	},
+	'POST /api/match/invitations/{id}/decline': {
+		tag: 'match-making', summary: 'Decline an invitation', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE'] },
+	},
+	'POST /api/match/join/{token}': {
+		tag: 'match-making', summary: 'Join a match by its invitation token', body: 'TeamInput',
+		ok: { 200: { schema: ref('MatchRequest') } },
+		problems: {
+			404: ['NOT_FOUND'],
+			409: ['INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
+				...BOOKING_RULES],
+		},
+	},
+
+	// ---- players and notifications (players.c) ----
+	'GET /api/players/me': {
+		tag: 'players', summary: 'The caller\'s player profile (created with defaults if new)',
+		ok: { 200: { schema: ref('Player') } },
+	},
+	'PUT /api/players/me': {
+		tag: 'players', summary: 'Replace the editable fields of the caller\'s profile', body: 'PlayerInput',
+		ok: { 200: { schema: ref('Player') } },
+	},
+	'GET /api/notifications': {
+		tag: 'notifications', summary: 'The caller\'s notifications, newest first', query: paging,
+		ok: { 200: page('Notification') },
+	},
+	'POST /api/notifications/{id}/read': {
+		tag: 'notifications', summary: 'Mark a notification read', ok: { 204: {} }, problems: { 404: ['NOT_FOUND'] },
+	},
+};
