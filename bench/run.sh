@@ -447,6 +447,14 @@ parse_wrk() {
 	END { if (rps == "") exit 1; if (done == 0) p50 = p99 = 1e9; printf "%.1f %.3f %.3f %d %d\n", rps, p50, p99, non, err }' "$1"
 }
 
+# slots_env THREADS: the settings of slots.lua for a run with that many wrk threads, in the
+# caller's envs; every run starts at another court
+slots_env() {
+	envs=("BENCH_SLOTS_IDS=$work/create-ids.txt" "BENCH_SLOTS_DATE=$slots_date"
+		"BENCH_SLOTS_THREADS=$1" "BENCH_SLOTS_SHIFT=$slots_shift")
+	slots_shift=$((slots_shift + 20011))
+}
+
 # run_case CASE SECONDS OUTFILE: one bounded wrk run of the case. The CPU seconds the whole
 # machine and wrk spent during it go to OUTFILE with .cpu for .txt (cpu_per_req): wrk runs
 # alone in a subshell, whose `times` then gives the CPU of its children (timeout and wrk)
@@ -465,9 +473,7 @@ run_case() {
 		;;
 	slots_many)
 		args+=(-s "$bench/slots.lua")
-		envs=("BENCH_SLOTS_IDS=$work/create-ids.txt" "BENCH_SLOTS_DATE=$slots_date"
-			"BENCH_SLOTS_THREADS=$threads" "BENCH_SLOTS_SHIFT=$slots_shift")
-		slots_shift=$((slots_shift + 20011))
+		slots_env "$threads"
 		;;
 	join | join_checks)
 		args+=(-s "$bench/join.lua")
@@ -521,9 +527,7 @@ one_client() {
 	[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
 	if [ "$1" = slots_many ]; then
 		args+=(-s "$bench/slots.lua")
-		envs=("BENCH_SLOTS_IDS=$work/create-ids.txt" "BENCH_SLOTS_DATE=$slots_date"
-			"BENCH_SLOTS_THREADS=1" "BENCH_SLOTS_SHIFT=$slots_shift")
-		slots_shift=$((slots_shift + 20011))
+		slots_env 1
 	fi
 	env "${envs[@]}" timeout 40 wrk "${args[@]}" "$(case_url "$1")" >"$out" 2>&1 || true
 	settle

@@ -11,7 +11,6 @@
  * the row tells 404 from 409.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -234,15 +233,15 @@ venues_list(struct req *r)
 
 	/* the validator is read first: the page below is at least as new as it */
 	res = sql_query(r,
-	    "SELECT COALESCE((SELECT version FROM owner_list_versions WHERE owner_id = $1::uuid), 0), "
-	    "       (extract(epoch FROM now()) * 1000000)::bigint",
+	    "SELECT COALESCE((SELECT version FROM answer_versions WHERE scope_id = $1::uuid), 0), "
+	    "       epoch_us(now())",
 	    r->user_id);
 	if (res == NULL)
 		return;
 	validator = arena_strdup(r->a, PQgetvalue(res, 0, 0));
 	key = arena_printf(r->a, "owner-venues %s %s %s", r->user_id, limit != NULL ? limit : "-",
 	    cursor != NULL ? cursor : "-");
-	if (cache_answer(r, key, validator, strtoll(PQgetvalue(res, 0, 1), NULL, 10),
+	if (cache_answer(r, key, validator, cache_us(db_value(res, 0, 1)),
 	    "private, no-cache"))
 		return;
 	page_list(r, "tu",

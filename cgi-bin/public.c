@@ -1,9 +1,6 @@
 /* public: what players see without a token: ACTIVE venues (near a point or all), the ACTIVE
  * courts of a venue, and the slots of a court on a date. Anything not ACTIVE, or a court of
  * a venue that is not ACTIVE, is a 404 here: players never learn that it exists. */
-#include <stdint.h>
-#include <stdlib.h>
-
 #include <libpq-fe.h>
 
 #include "cache.h"
@@ -106,13 +103,6 @@ venue_resources(struct req *r)
 	    req_param(r, "venueId"));
 }
 
-/* Microseconds since the epoch from a bigint column, or CACHE_FOREVER for NULL. */
-static int64_t
-us_value(PGresult *res, int col)
-{
-	return PQgetisnull(res, 0, col) ? CACHE_FOREVER : strtoll(PQgetvalue(res, 0, col), NULL, 10);
-}
-
 /* GET /api/resources/{id}/slots?date=YYYY-MM-DD: 200 with every slot of that local date
  * (resource_slots decides availability and price; [] on a closed day); 304 when the
  * If-None-Match tag is still the answer; 400 bad id, missing or bad date, or a date more
@@ -137,20 +127,19 @@ slots_list(struct req *r)
 	 * reuse, and a client without a tag nothing to confirm: straight to the answer */
 	if (r->if_none_match != NULL || cache_has(key)) {
 		res = sql_query(r,
-		    "SELECT c.visible, c.too_far, c.validator, "
-		    "       (extract(epoch FROM now()) * 1000000)::bigint "
+		    "SELECT c.visible, c.too_far, c.validator, epoch_us(now()) "
 		    "  FROM slot_validator($1::uuid, $2::date) c",
 		    id, date);
 		if (res == NULL)
 			return;
 		if (PQntuples(res) == 1 && *PQgetvalue(res, 0, 0) == 't' &&
 		    *PQgetvalue(res, 0, 1) == 'f' &&
-		    cache_answer(r, key, PQgetvalue(res, 0, 2), us_value(res, 3), "no-cache"))
+		    cache_answer(r, key, PQgetvalue(res, 0, 2), cache_us(db_value(res, 0, 3)),
+		    "no-cache"))
 			return;
 	}
 	res = sql_query(r,
-	    "SELECT visible, too_far, validator, "
-	    "       (extract(epoch FROM valid_until) * 1000000)::bigint, slots "
+	    "SELECT visible, too_far, validator, epoch_us(valid_until), slots "
 	    "  FROM slot_answer($1::uuid, $2::date)",
 	    id, date);
 	if (res == NULL)
@@ -165,7 +154,8 @@ slots_list(struct req *r)
 		return;
 	}
 	req_send_json(r, 200, PQgetvalue(res, 0, 4));
-	cache_keep_answer(r, key, PQgetvalue(res, 0, 2), us_value(res, 3), "no-cache");
+	cache_keep_answer(r, key, PQgetvalue(res, 0, 2), cache_us(db_value(res, 0, 3)),
+	    "no-cache");
 }
 
 static const struct route routes[] = {

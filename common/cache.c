@@ -82,6 +82,12 @@ cache_put(const char *key, const char *validator, int64_t until_us, const char *
 	e->until_us = until_us;
 }
 
+int64_t
+cache_us(const char *epoch_us)
+{
+	return epoch_us != NULL ? strtoll(epoch_us, NULL, 10) : CACHE_FOREVER;
+}
+
 char *
 cache_etag(struct arena *a, const char *validator, int64_t until_us)
 {

@@ -54,6 +54,10 @@ bool cache_answer(struct req *r, const char *key, const char *validator, int64_t
 void cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t until_us,
     const char *cache_control);
 
+/* An instant from the database (epoch_us, sql/0015_availability.sql) as the cache takes it:
+ * NULL, an instant that never comes, is CACHE_FOREVER. */
+int64_t cache_us(const char *epoch_us);
+
 /* The strong entity tag of an answer: its validator and its until, quoted. */
 char *cache_etag(struct arena *a, const char *validator, int64_t until_us);
 

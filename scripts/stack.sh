@@ -174,16 +174,9 @@ pgb_start() {
 	export DATABASE_URL="host=$q port=6432 dbname=courts user=courts" DB_PREPARE=0
 }
 
+# (pgbouncer takes SIGTERM as an immediate shutdown: its clients are disconnected)
 pgb_stop() {
-	local pidfile=$1/pgbouncer/pgbouncer.pid pid deadline
-	[ -f "$pidfile" ] || return 0
-	pid=$(cat "$pidfile")
-	# SIGTERM: immediate shutdown, clients disconnected
-	kill -TERM "$pid" 2>/dev/null || true
-	deadline=$((SECONDS + 10))
-	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
-	kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$pidfile"
+	pidfile_stop "$1/pgbouncer/pgbouncer.pid"
 }
 
 # The programs and apache/ where the server's user can reach them: in place when it can, or
@@ -244,6 +237,19 @@ alive() {
 	kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" != Z ]
 }
 
+# pidfile_stop PIDFILE: SIGTERM to the process it names, SIGKILL after 10 s, the file removed;
+# nothing when there is no such file
+pidfile_stop() {
+	local pid deadline
+	[ -f "$1" ] || return 0
+	pid=$(cat "$1")
+	kill -TERM "$pid" 2>/dev/null || true
+	deadline=$((SECONDS + 10))
+	while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
+	kill -KILL "$pid" 2>/dev/null || true
+	rm -f "$1"
+}
+
 # pool mode: every program runs its own supervised set of FastCGI workers on a Unix socket
 # (FCGI_LISTEN), which Apache reaches through mod_proxy_fcgi; as www-data when we are root.
 pool_start() {
@@ -273,15 +279,9 @@ pool_start() {
 }
 
 pool_stop() {
-	local pidfile pid deadline
+	local pidfile
 	for pidfile in "$1"/apache/run/pool/*.pid; do
-		[ -f "$pidfile" ] || continue
-		pid=$(cat "$pidfile")
-		kill -TERM "$pid" 2>/dev/null || true
-		deadline=$((SECONDS + 10))
-		while alive "$pid" && [ $SECONDS -lt $deadline ]; do sleep 0.05; done
-		kill -KILL "$pid" 2>/dev/null || true
-		rm -f "$pidfile"
+		pidfile_stop "$pidfile"
 	done
 }
 

@@ -79,15 +79,16 @@ END;
 
 CREATE SEQUENCE availability_version_seq;
 COMMENT ON SEQUENCE availability_version_seq IS
-    'Values of availability versions: each change takes a value never handed out before.';
+    'Values of answer versions: each change takes a value never handed out before.';
 
-CREATE TABLE availability_versions (
+CREATE TABLE answer_versions (
     scope_id uuid PRIMARY KEY,
     version  bigint NOT NULL
 );
-COMMENT ON TABLE availability_versions IS
-    'Version of what a venue or a court contributes to every slot answer of its courts; no row = never changed since this migration.';
-COMMENT ON COLUMN availability_versions.scope_id IS 'A venue id or a court (resource) id.';
+COMMENT ON TABLE answer_versions IS
+    'Version of what a venue or a court contributes to every slot answer of its courts, or of what an owner''s venue list shows; no row = never changed since this migration. Rows are never deleted.';
+COMMENT ON COLUMN answer_versions.scope_id IS
+    'A venue id, a court (resource) id, or an owner''s user id for their venue list.';
 
 CREATE TABLE availability_day_versions (
     resource_id  uuid NOT NULL,
@@ -98,15 +99,15 @@ CREATE TABLE availability_day_versions (
 COMMENT ON TABLE availability_day_versions IS
     'Version of the live requests of one court on one local date; no row = none ever changed.';
 
-CREATE FUNCTION availability_bump(p_scope uuid) RETURNS void
+CREATE FUNCTION version_bump(p_scope uuid) RETURNS void
     LANGUAGE sql
 BEGIN ATOMIC
-    INSERT INTO availability_versions (scope_id, version)
+    INSERT INTO answer_versions (scope_id, version)
     VALUES (p_scope, nextval('availability_version_seq'))
     ON CONFLICT (scope_id) DO UPDATE SET version = nextval('availability_version_seq');
 END;
-COMMENT ON FUNCTION availability_bump(uuid) IS
-    'Stamps a new version on a venue or court: every slot answer of it changes validator.';
+COMMENT ON FUNCTION version_bump(uuid) IS
+    'Stamps a new version on a venue, a court or an owner''s list: its answers change validator.';
 
 CREATE FUNCTION availability_day_bump(p_resource uuid, p_date date) RETURNS void
     LANGUAGE sql
@@ -119,45 +120,42 @@ END;
 COMMENT ON FUNCTION availability_day_bump(uuid, date) IS
     'Stamps a new version on one court and date: its slot answer changes validator.';
 
--- venues and resources: any change (status, time zone, booking rules, slot length, ...)
-CREATE FUNCTION availability_self_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Row trigger: stamps a new version on the scope that column TG_ARGV[0] of the written row
+-- names, for the old row and the new one (once when both name the same); with TG_ARGV[1]
+-- = 'owner', on the owner of the venue that column names.
+CREATE FUNCTION version_row_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    scope uuid;
 BEGIN
-    PERFORM availability_bump(NEW.id);
+    FOR scope IN
+        SELECT DISTINCT CASE WHEN TG_NARGS > 1
+                             THEN (SELECT v.owner_id FROM venues v WHERE v.id = r.id)
+                             ELSE r.id END
+          FROM (SELECT (to_jsonb(OLD) ->> TG_ARGV[0])::uuid WHERE TG_OP <> 'INSERT'
+                UNION ALL
+                SELECT (to_jsonb(NEW) ->> TG_ARGV[0])::uuid WHERE TG_OP <> 'DELETE') r(id)
+    LOOP
+        IF scope IS NOT NULL THEN
+            PERFORM version_bump(scope);
+        END IF;
+    END LOOP;
     RETURN NULL;
 END $$;
+COMMENT ON FUNCTION version_row_changed() IS
+    'Row trigger: a new version for the venue, court or owner a written row belongs to.';
+
+-- the slots: any change of a venue or court (status, time zone, booking rules, slot
+-- length, ...), a venue's holidays, a court's schedules and price rules
 CREATE TRIGGER venues_availability AFTER UPDATE ON venues
-    FOR EACH ROW EXECUTE FUNCTION availability_self_changed();
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('id');
 CREATE TRIGGER resources_availability AFTER UPDATE ON resources
-    FOR EACH ROW EXECUTE FUNCTION availability_self_changed();
-
--- holidays belong to a venue; schedules and price rules to a court
-CREATE FUNCTION availability_holiday_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM availability_bump(OLD.venue_id);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        PERFORM availability_bump(NEW.venue_id);
-    END IF;
-    RETURN NULL;
-END $$;
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('id');
 CREATE TRIGGER venue_holidays_availability AFTER INSERT OR UPDATE OR DELETE ON venue_holidays
-    FOR EACH ROW EXECUTE FUNCTION availability_holiday_changed();
-
-CREATE FUNCTION availability_court_part_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM availability_bump(OLD.resource_id);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        PERFORM availability_bump(NEW.resource_id);
-    END IF;
-    RETURN NULL;
-END $$;
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('venue_id');
 CREATE TRIGGER resource_schedules_availability AFTER INSERT OR UPDATE OR DELETE ON resource_schedules
-    FOR EACH ROW EXECUTE FUNCTION availability_court_part_changed();
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('resource_id');
 CREATE TRIGGER price_rules_availability AFTER INSERT OR UPDATE OR DELETE ON price_rules
-    FOR EACH ROW EXECUTE FUNCTION availability_court_part_changed();
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('resource_id');
 
 -- a request takes, moves or frees its court's time on its date; changes of its players,
 -- counters or payments leave the slots as they are
@@ -186,6 +184,12 @@ CREATE TRIGGER match_requests_availability_update
           OR OLD.end_time IS DISTINCT FROM NEW.end_time)
     EXECUTE FUNCTION availability_request_changed();
 
+-- Microseconds since the epoch: how the programs compare instants with a tag's (cache.h).
+CREATE FUNCTION epoch_us(t timestamptz) RETURNS bigint
+    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+    RETURN (extract(epoch FROM t) * 1000000)::bigint;
+COMMENT ON FUNCTION epoch_us(timestamptz) IS 'An instant as whole microseconds since the epoch.';
+
 -- The validator of the slots of a court on a date, and whether they may be shown: the court
 -- and its venue ACTIVE, the date at most 366 days ahead at the venue. One row, or none for
 -- an unknown court. Cheap: three primary-key probes beside the court and venue rows.
@@ -198,8 +202,8 @@ BEGIN ATOMIC
            concat_ws('.', COALESCE(vv.version, 0), COALESCE(rv.version, 0), COALESCE(dv.version, 0))
       FROM resources r
       JOIN venues v ON v.id = r.venue_id
-      LEFT JOIN availability_versions vv ON vv.scope_id = v.id
-      LEFT JOIN availability_versions rv ON rv.scope_id = r.id
+      LEFT JOIN answer_versions vv ON vv.scope_id = v.id
+      LEFT JOIN answer_versions rv ON rv.scope_id = r.id
       LEFT JOIN availability_day_versions dv ON dv.resource_id = r.id AND dv.booking_date = p_date
      WHERE r.id = p_resource;
 END;
@@ -267,54 +271,15 @@ COMMENT ON FUNCTION slot_answer(uuid, date, timestamptz) IS
 -- ---- 3. the owners' venue lists ----------------------------------------------------------
 
 -- What GET /api/owner/venues shows of an owner changes with their venues, the venues'
--- images and how many courts each has; each such write stamps the owner's version (the same
--- sequence: values are never handed out twice).
-CREATE TABLE owner_list_versions (
-    owner_id uuid PRIMARY KEY,
-    version  bigint NOT NULL
-);
-COMMENT ON TABLE owner_list_versions IS
-    'Version of what an owner''s venue list shows; no row = no venue ever written. Rows are never deleted.';
-
-CREATE FUNCTION owner_list_bump(p_owner uuid) RETURNS void
-    LANGUAGE sql
-BEGIN ATOMIC
-    INSERT INTO owner_list_versions (owner_id, version)
-    VALUES (p_owner, nextval('availability_version_seq'))
-    ON CONFLICT (owner_id) DO UPDATE SET version = nextval('availability_version_seq');
-END;
-COMMENT ON FUNCTION owner_list_bump(uuid) IS
-    'Stamps a new version on an owner''s venue list.';
-
-CREATE FUNCTION owner_list_venue_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM owner_list_bump(OLD.owner_id);
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        PERFORM owner_list_bump(NEW.owner_id);
-    END IF;
-    RETURN NULL;
-END $$;
+-- images and how many courts each has; each such write stamps the owner's version in
+-- answer_versions (scope: the owner's user id).
 CREATE TRIGGER venues_owner_list AFTER INSERT OR UPDATE OR DELETE ON venues
-    FOR EACH ROW EXECUTE FUNCTION owner_list_venue_changed();
-
--- images and courts belong to a venue, which belongs to its owner
-CREATE FUNCTION owner_list_part_changed() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP <> 'INSERT' THEN
-        PERFORM owner_list_bump(v.owner_id) FROM venues v WHERE v.id = OLD.venue_id;
-    END IF;
-    IF TG_OP <> 'DELETE' THEN
-        PERFORM owner_list_bump(v.owner_id) FROM venues v WHERE v.id = NEW.venue_id;
-    END IF;
-    RETURN NULL;
-END $$;
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('owner_id');
 CREATE TRIGGER venue_images_owner_list AFTER INSERT OR UPDATE OR DELETE ON venue_images
-    FOR EACH ROW EXECUTE FUNCTION owner_list_part_changed();
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('venue_id', 'owner');
 -- the owner's list counts every court of a venue, whatever its status
 CREATE TRIGGER resources_owner_list AFTER INSERT OR DELETE OR UPDATE OF venue_id ON resources
-    FOR EACH ROW EXECUTE FUNCTION owner_list_part_changed();
+    FOR EACH ROW EXECUTE FUNCTION version_row_changed('venue_id', 'owner');
 
 -- ---- 4. the search, with the settings of its plan -------------------------------------------
 

@@ -305,7 +305,7 @@ until_utc() {
 	sql "UPDATE venues SET min_notice_minutes = 30 WHERE id = '$venue'"; fresh
 	sql "UPDATE resources SET slot_duration_minutes = 60 WHERE id = '$court'"; fresh
 	# the versions stay valid if their rows are emptied: a value is never handed out twice
-	sql "DELETE FROM availability_versions"
+	sql "DELETE FROM answer_versions"
 	sql "UPDATE resources SET slot_duration_minutes = 90 WHERE id = '$court'"; fresh
 	# another court's or another date's requests, and a match's players, leave it alone
 	before=$(v)
