@@ -121,7 +121,7 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 }
 
 @test "a payment hold that lapses frees its slot with no write at all" {
-	fixture_hold "$COURT" "$DAY" 09:30 11:00 PENDING_PAYMENT "now() + interval '3 seconds'"
+	fixture_hold "$COURT" "$DAY" 09:30 11:00 PENDING_PAYMENT "now() + interval '15 seconds'"
 	expires=$(sql "SELECT (extract(epoch FROM expires_at) * 1000000)::bigint FROM match_requests")
 	settled
 	[ "$(jqr -c 'map(select(.startTime == "09:30:00")) | .[0].available')" = false ]
