@@ -65,11 +65,12 @@ MODEL_BIN  := $(if $(MODEL_SRC),$(BUILD)/tools/lifecycle-model)
 LIB        := $(BUILD)/libcommon.a
 NODE_MODULES := openapi/node_modules/.package-lock.json
 OPENAPI_DOC  := $(BUILD)/openapi/openapi.json
+SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-pools.target
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
 	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos clang \
-	libclang-rt-14-dev pgbouncer chromium
+	libclang-rt-14-dev pgbouncer chromium systemd
 # Node.js and npm build and check the API's description (openapi/): Debian's packages unless
 # the machine already has a node and an npm of its own (NodeSource's nodejs includes npm)
 NODE_PACKAGES := nodejs npm
@@ -79,7 +80,7 @@ NODE_PACKAGES := nodejs npm
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC)
+build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
 
 # Installs the Debian packages that are missing (needs root or sudo), then the npm packages
 # of openapi/package-lock.json; a no-op when all are there.
@@ -159,6 +160,10 @@ $(APACHE_MOD): apache/mod_courts_body.c
 		-I$(shell apxs -q INCLUDEDIR 2>/dev/null) $(shell apr-1-config --includes 2>/dev/null) \
 		-o $@.tmp $<
 	@mv -f $@.tmp $@
+
+# the pool mode's systemd units, with this build's absolute path (README, "Run modes")
+$(BUILD)/systemd/%: apache/systemd/%.in scripts/systemd-units.sh $(CGI_SRC)
+	scripts/systemd-units.sh $@
 
 $(BUILD)/tools/mint-token: scripts/mint-token.c
 	@mkdir -p $(dir $@)

@@ -2,6 +2,8 @@
 # The FastCGI pool supervisor (common/pool.c), run directly on a socket of the test's own
 # (no Apache involved): dead workers are replaced at once; only a worker that keeps dying
 # right after its start is held back, with a growing delay; a stop takes moments.
+# The systemd units shipped for the pools (apache/systemd/, rendered by `make build`) are
+# checked with systemd-analyze and their service is run the way systemd would run it.
 # Any mode.
 
 load test_helper
@@ -92,4 +94,67 @@ fcgi_info() {
 	elapsed=$(($(now_ms) - t0))
 	[ "$elapsed" -lt 2000 ] || { echo "took $elapsed ms" >&2; return 1; }
 	[ ! -e "$SOCK" ]
+}
+
+# unit_value FILE KEY: the value of KEY= in a unit file (the last one)
+unit_value() {
+	sed -n "s/^$2=//p" "$1" | tail -n 1
+}
+
+# unit_words VALUE: a unit file value split as systemd splits it (double quotes group,
+# \" and \\ escape), one word per line, with the specifiers %% and $$ undone
+unit_words() {
+	xargs -n 1 printf '%s\n' <<<"$1" | sed -e 's/%%/%/g' -e 's/\$\$/$/g'
+}
+
+@test "the systemd units of the pools pass systemd-analyze verify, one instance per program" {
+	units="$BATS_TEST_TMPDIR/units"
+	mkdir -p "$units"
+	cp "$COURTS_BUILD/systemd/courts-pool@.service" "$COURTS_BUILD/systemd/courts-pools.target" "$units/"
+	wants=$(unit_value "$units/courts-pools.target" Wants)
+	# every program, and nothing else
+	[ "$(tr ' ' '\n' <<<"$wants" | sort)" = "$(for p in "$COURTS_BUILD"/cgi-bin/*.cgi; do
+		echo "courts-pool@$(basename "$p" .cgi).service"; done | sort)" ]
+	for u in $wants; do ln -s courts-pool@.service "$units/$u"; done
+	out=$(cd "$units" && systemd-analyze verify ./courts-pools.target $(printf './%s ' $wants) 2>&1) ||
+		{ echo "$out" >&2; return 1; }
+	# and silent: no unknown setting, no warning
+	[ -z "$out" ] || { echo "$out" >&2; return 1; }
+	# the service runs as the web server's user, restarts, and stops by its supervisor
+	[ "$(unit_value "$units/courts-pool@.service" User)" = www-data ]
+	[ "$(unit_value "$units/courts-pool@.service" KillMode)" = mixed ]
+	[ "$(unit_value "$units/courts-pool@.service" Restart)" = on-failure ]
+	# the README's pool set-up points Apache at the units' socket directory
+	grep -qF 'COURTS_POOL "/run/courts-pool"' "$COURTS_ROOT/README.md"
+}
+
+@test "a pool started as its systemd unit says answers on the unit's socket and stops on SIGTERM" {
+	unit="$COURTS_BUILD/systemd/courts-pool@.service"
+	runtime="$BATS_TEST_TMPDIR/run"	# %t
+	mkdir -p "$runtime/$(unit_value "$unit" RuntimeDirectory)"
+	# Environment= and ExecStart= with %i = health and %t = the test's runtime directory
+	envs=()
+	while IFS= read -r w; do
+		w=${w//%i/health}
+		envs+=("${w//%t/$runtime}")
+	done < <(unit_words "$(unit_value "$unit" Environment)")
+	mapfile -t cmd < <(unit_words "$(unit_value "$unit" ExecStart)")
+	cmd[0]=${cmd[0]//%i/health}
+	[ "${#cmd[@]}" = 1 ]
+	[ "${cmd[0]}" = "$(cd "$COURTS_BUILD" && pwd -P)/cgi-bin/health.cgi" ]
+	SOCK="$runtime/courts-pool/health.sock"
+	printf '%s\n' "${envs[@]}" | grep -qxF "FCGI_LISTEN=$SOCK"
+	env "${envs[@]}" "${cmd[0]}" 2>"$LOG" 3>&- &
+	SUP=$!
+	wait_workers "$(printf '%s\n' "${envs[@]}" | sed -n 's/^FCGI_WORKERS=//p')"
+	fcgi_info | grep -q '"name":"courts"'
+	workers=$(pgrep -P "$SUP")
+	# KillMode=mixed: SIGTERM to the supervisor alone ends its workers and its socket
+	kill -TERM "$SUP"
+	wait "$SUP" || true
+	SUP=
+	[ ! -e "$SOCK" ]
+	for w in $workers; do
+		! kill -0 "$w" 2>/dev/null || { echo "worker $w still runs" >&2; return 1; }
+	done
 }
