@@ -58,6 +58,7 @@ CGI_BIN    := $(CGI_SRC:cgi-bin/%.c=$(BUILD)/cgi-bin/%.cgi)
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 CRON_BIN   := $(if $(wildcard cron/sweep.c),$(BUILD)/cron/sweep)
+JWKS_BIN   := $(BUILD)/cron/jwks-refresh
 TOOLS_BIN  := $(BUILD)/tools/mint-token
 APACHE_MOD := $(BUILD)/apache/mod_courts_body.so
 MODEL_SRC  := $(wildcard tests/lifecycle/*.c)
@@ -80,7 +81,7 @@ NODE_PACKAGES := nodejs npm
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
+build: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
 
 # Installs the Debian packages that are missing (needs root or sudo), then the npm packages
 # of openapi/package-lock.json; a no-op when all are there.
@@ -150,6 +151,10 @@ $(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mv -f $@.tmp $@	# rename, never overwrite: a running FastCGI worker keeps its text
 
 $(CRON_BIN): cron/sweep.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+$(JWKS_BIN): cron/jwks_refresh.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <time.h>
+#include <sys/stat.h>
 
 #include <cJSON.h>
 #include <jwt.h>
@@ -17,6 +18,7 @@
 #include <openssl/pem.h>
 
 #include "config.h"
+#include "jwks.h"
 #include "sql.h"
 #include "req.h"
 #include "log.h"
@@ -26,8 +28,21 @@
 #define SIG_MAX		1024
 #define USER_CACHE	64
 
-static EVP_PKEY *pkey;
-static jwt_alg_t pinned_alg = JWT_ALG_INVAL;
+/* The keys tokens are checked against: the one key of JWT_PUBLIC_KEY_FILE (a token's kid is
+ * not looked at) or the usable keys of JWT_JWKS_FILE (the token's kid picks one). A process
+ * that lives on looks at the file at most once a second and re-reads it when it changed
+ * (another inode, size, mtime or ctime): a replaced file, as the refresher writes it, or
+ * one edited in place. A version that fails to parse is logged once and the last good keys
+ * stay in use. */
+static struct jwks keys;
+static bool keys_jwks;			/* keys came from JWT_JWKS_FILE */
+static struct stat keys_st;		/* the version of the file they came from */
+static struct stat bad_st;		/* the last version that failed, logged once */
+static bool bad_logged;
+static struct timespec keys_looked;	/* CLOCK_MONOTONIC of the last look at the file */
+
+#define KEYS_LOOK_NS	1000000000L
+#define JWKS_FILE_MAX	(1024 * 1024)
 
 /* (issuer, subject) -> users.id, kept by long-lived processes to skip a query per request */
 static struct {
@@ -40,51 +55,137 @@ static unsigned user_cache_next;
 void
 auth_reset(void)
 {
-	EVP_PKEY_free(pkey);
-	pkey = NULL;
-	pinned_alg = JWT_ALG_INVAL;
+	jwks_free(&keys);
+	keys_jwks = false;
+	memset(&keys_st, 0, sizeof keys_st);
+	memset(&bad_st, 0, sizeof bad_st);
+	bad_logged = false;
+	memset(&keys_looked, 0, sizeof keys_looked);
 	memset(user_cache, 0, sizeof user_cache);
 }
 
-/* Reads the configured key once; later calls reuse it. A failure is not kept: the next call
- * tries again, so a long-lived process picks up a key the operator has fixed. */
+static bool
+same_version(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	    a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+/* The PEM public key of f into *set as its one key, for the algorithm JWT_ALGORITHM pins. */
+static bool
+pem_read(FILE *f, struct jwks *set, const char **why)
+{
+	const char *alg = config_get()->jwt_algorithm;
+	EVP_PKEY *k;
+	enum jwk_alg want;
+
+	memset(set, 0, sizeof *set);
+	if (strcmp(alg, "RS256") == 0)
+		want = JWK_RS256;
+	else if (strcmp(alg, "ES256") == 0)
+		want = JWK_ES256;
+	else {
+		*why = "cannot be used: JWT_ALGORITHM is neither RS256 nor ES256";
+		return false;
+	}
+	if ((k = PEM_read_PUBKEY(f, NULL, NULL, NULL)) == NULL) {
+		*why = "is not a PEM public key";
+		return false;
+	}
+	if (EVP_PKEY_base_id(k) != (want == JWK_RS256 ? EVP_PKEY_RSA : EVP_PKEY_EC)) {
+		*why = "is not of the key type JWT_ALGORITHM needs";
+		EVP_PKEY_free(k);
+		return false;
+	}
+	set->n = 1;
+	set->keys[0].alg = want;
+	set->keys[0].key = k;
+	return true;
+}
+
+/* The JWKS document of f into *set. */
+static bool
+jwks_read(FILE *f, struct jwks *set, const char **why)
+{
+	char *text = malloc(JWKS_FILE_MAX + 1);
+	size_t len;
+	int n;
+
+	if (text == NULL) {
+		*why = "could not be read (out of memory)";
+		return false;
+	}
+	len = fread(text, 1, JWKS_FILE_MAX + 1, f);
+	if (ferror(f) || len > JWKS_FILE_MAX) {
+		*why = len > JWKS_FILE_MAX ? "is larger than 1 MiB" : "could not be read";
+		free(text);
+		return false;
+	}
+	n = jwks_parse(text, len, set, why);
+	free(text);
+	return n > 0;
+}
+
+/* Makes the keys ready, re-reading the file when it changed; false when there are none. */
 static bool
 key_load(void)
 {
 	const struct config *cfg = config_get();
+	bool jwks = cfg->jwt_jwks_file[0] != '\0';
+	const char *path = jwks ? cfg->jwt_jwks_file : cfg->jwt_public_key_file;
+	const char *name = jwks ? "JWT_JWKS_FILE" : "JWT public key";
+	const char *why = NULL;
+	struct timespec now;
+	struct stat st;
+	struct jwks fresh;
 	FILE *f;
+	bool ok;
 
-	if (pkey != NULL)
-		return true;
-	if (strcmp(cfg->jwt_algorithm, "RS256") == 0)
-		pinned_alg = JWT_ALG_RS256;
-	else if (strcmp(cfg->jwt_algorithm, "ES256") == 0)
-		pinned_alg = JWT_ALG_ES256;
-	else {
-		log_msg(NULL, "error", "JWT_ALGORITHM %s is not supported (RS256, ES256)",
-		    cfg->jwt_algorithm);
-		return false;
+	if (keys.n > 0 && keys_jwks == jwks) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - keys_looked.tv_sec) * 1000000000L +
+		    (now.tv_nsec - keys_looked.tv_nsec) < KEYS_LOOK_NS)
+			return true;
+		keys_looked = now;
+		/* gone, unchanged, or the version already found broken: the keys stay */
+		if (stat(path, &st) != 0 || same_version(&st, &keys_st) ||
+		    (bad_logged && same_version(&st, &bad_st)))
+			return true;
 	}
-	if ((f = fopen(cfg->jwt_public_key_file, "r")) == NULL) {
-		log_msg(NULL, "error", "cannot open JWT public key %s", cfg->jwt_public_key_file);
-		return false;
+	if ((f = fopen(path, "r")) == NULL || fstat(fileno(f), &st) != 0) {
+		if (f != NULL)
+			fclose(f);
+		if (keys.n == 0 || keys_jwks != jwks)
+			log_msg(NULL, "error", "cannot open %s %s", name, path);
+		return keys.n > 0 && keys_jwks == jwks;
 	}
-	pkey = PEM_read_PUBKEY(f, NULL, NULL, NULL);
+	if (bad_logged && same_version(&st, &bad_st)) {
+		fclose(f);
+		return keys.n > 0 && keys_jwks == jwks;
+	}
+	ok = jwks ? jwks_read(f, &fresh, &why) : pem_read(f, &fresh, &why);
 	fclose(f);
-	if (pkey == NULL) {
-		log_msg(NULL, "error", "JWT public key %s is not a PEM public key",
-		    cfg->jwt_public_key_file);
-		return false;
+	if (!ok) {
+		log_msg(NULL, "error", "%s %s %s%s", name, path, why,
+		    keys.n > 0 && keys_jwks == jwks ? "; the keys read before stay in use" : "");
+		bad_st = st;
+		bad_logged = true;
+		return keys.n > 0 && keys_jwks == jwks;
 	}
-	if ((pinned_alg == JWT_ALG_RS256 && EVP_PKEY_base_id(pkey) != EVP_PKEY_RSA) ||
-	    (pinned_alg == JWT_ALG_ES256 && EVP_PKEY_base_id(pkey) != EVP_PKEY_EC)) {
-		log_msg(NULL, "error", "JWT public key type does not match JWT_ALGORITHM %s",
-		    cfg->jwt_algorithm);
-		EVP_PKEY_free(pkey);
-		pkey = NULL;
-		return false;
-	}
+	jwks_free(&keys);
+	keys = fresh;
+	keys_jwks = jwks;
+	keys_st = st;
+	bad_logged = false;
+	clock_gettime(CLOCK_MONOTONIC, &keys_looked);
 	return true;
+}
+
+bool
+auth_preload(void)
+{
+	return key_load();
 }
 
 static int
@@ -153,7 +254,8 @@ es256_to_der(const unsigned char *sig, long len, unsigned char *der, size_t cap)
 }
 
 static bool
-signature_ok(const char *input, size_t input_len, const char *sig64, size_t sig64_len)
+signature_ok(const struct jwk *k, const char *input, size_t input_len, const char *sig64,
+    size_t sig64_len)
 {
 	unsigned char sig[SIG_MAX], der[SIG_MAX];
 	const unsigned char *check = sig;
@@ -164,7 +266,7 @@ signature_ok(const char *input, size_t input_len, const char *sig64, size_t sig6
 	if (sig64_len == 0 || sig64_len > (SIG_MAX * 4) / 3 ||
 	    (len = auth_b64url_decode(sig64, sig64_len, sig)) <= 0)
 		return false;
-	if (pinned_alg == JWT_ALG_ES256) {
+	if (k->alg == JWK_ES256) {
 		int n = es256_to_der(sig, len, der, sizeof der);
 
 		if (n < 0)
@@ -174,7 +276,7 @@ signature_ok(const char *input, size_t input_len, const char *sig64, size_t sig6
 	}
 	if ((ctx = EVP_MD_CTX_new()) == NULL)
 		return false;
-	ok = EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, pkey) == 1 &&
+	ok = EVP_DigestVerifyInit(ctx, NULL, EVP_sha256(), NULL, k->key) == 1 &&
 	    EVP_DigestVerify(ctx, check, (size_t)len, (const unsigned char *)input,
 	    input_len) == 1;
 	EVP_MD_CTX_free(ctx);
@@ -295,6 +397,7 @@ int
 auth_verify(const char *token, long now, struct auth_claims *out, const char **why)
 {
 	const char *dot1, *dot2;
+	const struct jwk *k;
 	jwt_t *jwt = NULL;
 	int rc = -1;
 
@@ -311,13 +414,19 @@ auth_verify(const char *token, long now, struct auth_claims *out, const char **w
 	 * below against the cached key, after the algorithm is pinned */
 	if (jwt_decode(&jwt, token, NULL, 0) != 0 || jwt == NULL)
 		goto out;
-	/* decoded without a key, libjwt reports alg none: read the header's own claim */
-	if (jwt_get_header(jwt, "alg") == NULL ||
-	    jwt_str_alg(jwt_get_header(jwt, "alg")) != pinned_alg) {
+	/* the key the token names (JWKS: by kid), and the algorithm that key signs with; decoded
+	 * without a key, libjwt reports alg none: read the header's own claim */
+	if ((k = jwks_find(&keys, keys_jwks ? jwt_get_header(jwt, "kid") : NULL)) == NULL) {
+		*why = jwt_get_header(jwt, "kid") == NULL ? "no key id (kid), and more than one key" :
+		    "unknown key id (kid)";
+		goto out;
+	}
+	if (jwt_get_header(jwt, "alg") == NULL || jwt_str_alg(jwt_get_header(jwt, "alg")) !=
+	    (k->alg == JWK_ES256 ? JWT_ALG_ES256 : JWT_ALG_RS256)) {
 		*why = "unexpected algorithm";
 		goto out;
 	}
-	if (!signature_ok(token, (size_t)(dot2 - token), dot2 + 1, strlen(dot2 + 1))) {
+	if (!signature_ok(k, token, (size_t)(dot2 - token), dot2 + 1, strlen(dot2 + 1))) {
 		*why = "bad signature";
 		goto out;
 	}

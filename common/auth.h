@@ -4,6 +4,10 @@
  * against the configured public key, which is read and parsed once per process: libjwt 1.10
  * re-parses the PEM on every decode (about 250 us), a cached key verifies in about 16 us.
  * The algorithm is pinned by configuration (RS256 or ES256); none and HMAC are refused.
+ * With JWT_JWKS_FILE the keys come from the identity provider's JWKS document instead
+ * (common/jwks.h): the token's kid picks the key, and the key's type its algorithm. A
+ * process that lives on re-reads a changed key file within a second, and keeps the keys it
+ * has when the new version does not parse.
  */
 #ifndef COURTS_AUTH_H
 #define COURTS_AUTH_H
@@ -41,6 +45,11 @@ const char *auth_bearer_token(const char *authorization);
 /* Strict base64url (no padding, canonical trailing bits) into out; returns the decoded length
  * or -1. out must hold at least (len * 3) / 4 bytes. */
 long auth_b64url_decode(const char *in, size_t len, unsigned char *out);
+
+/* Reads the keys now rather than at the first request: a FastCGI worker does at its start,
+ * so that it has keys to keep if the file is broken later. false when there are none
+ * (logged once). */
+bool auth_preload(void);
 
 /* Drops the cached key (unit tests switch keys). */
 void auth_reset(void);

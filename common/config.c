@@ -46,6 +46,7 @@ config_get(void)
 		return &cfg;
 	cfg.database_url = env_str("DATABASE_URL", DEFAULT_DATABASE_URL);
 	cfg.jwt_public_key_file = env_str("JWT_PUBLIC_KEY_FILE", DEFAULT_KEY_FILE);
+	cfg.jwt_jwks_file = env_str("JWT_JWKS_FILE", "");
 	cfg.jwt_issuer = env_str("JWT_ISSUER", "https://auth.courts.local/");
 	cfg.jwt_audience = env_str("JWT_AUDIENCE", "courts-api");
 	cfg.jwt_algorithm = env_str("JWT_ALGORITHM", "RS256");

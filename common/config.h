@@ -5,6 +5,7 @@
 struct config {
 	const char	*database_url;		/* DATABASE_URL: libpq conninfo or URI */
 	const char	*jwt_public_key_file;	/* JWT_PUBLIC_KEY_FILE: PEM */
+	const char	*jwt_jwks_file;		/* JWT_JWKS_FILE: JWKS, "" for none; before the PEM */
 	const char	*jwt_issuer;		/* JWT_ISSUER */
 	const char	*jwt_audience;		/* JWT_AUDIENCE */
 	const char	*jwt_algorithm;		/* JWT_ALGORITHM: RS256 or ES256 */

@@ -308,6 +308,21 @@ serve_fastcgi(int listen_fd)
 	return 0;
 }
 
+/* A long-lived process reads its keys before the first request: they are the last good ones
+ * it keeps if their file breaks later, and a pool's parent hands them to every worker it
+ * forks, a worker started after the breakage included. */
+static void
+keys_preload(void)
+{
+	size_t i;
+
+	for (i = 0; i < serve_nroutes; i++)
+		if (serve_routes[i].auth != AUTH_NONE) {
+			auth_preload();
+			return;
+		}
+}
+
 int
 http_main(const char *program, const struct route *routes, size_t nroutes)
 {
@@ -327,6 +342,7 @@ http_main(const char *program, const struct route *routes, size_t nroutes)
 			log_msg(NULL, "error", "cannot listen on %s", listen_path);
 			rc = 1;
 		} else {
+			keys_preload();
 			rc = pool_run(fd, workers != NULL ? atoi(workers) : 4, serve_fastcgi);
 			unlink(listen_path);
 		}
@@ -339,6 +355,7 @@ http_main(const char *program, const struct route *routes, size_t nroutes)
 	} else {
 		/* started by mod_fcgid, listening socket on fd 0 */
 		FCGX_Init();
+		keys_preload();
 		rc = serve_fastcgi(0);
 	}
 	json_use_arena(NULL);

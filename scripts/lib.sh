@@ -80,3 +80,18 @@ path_ok() {
 		;;
 	esac
 }
+
+# mode_ok MODE...: each is a run mode the stack knows; one line naming the wrong one if not
+# (an unknown mode would otherwise run as plain CGI without a word).
+mode_ok() {
+	local m
+	for m in "$@"; do
+		case $m in
+		cgi | fastcgi | pool) ;;
+		*)
+			echo "MODE=$m is not a run mode: use cgi, fastcgi (mod_fcgid) or pool" >&2
+			return 1
+			;;
+		esac
+	done
+}

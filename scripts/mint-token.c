@@ -1,11 +1,11 @@
 /* mint-token: signs a development JWT with libjwt, for `make token` and the test suite.
  *
  *   mint-token -k private.pem -s SUB [-r "OWNER ADMIN"] [-i ISS] [-a AUD] [-e SECONDS]
- *              [-A RS256|ES256|HS256|none] [-x] [-c name=json]...
+ *              [-A RS256|ES256|HS256|none] [-K KID] [-x] [-c name=json]...
  *
  * -e sets exp relative to now (negative: already expired); -x leaves exp out; -A HS256 uses
  * the key file's bytes as the HMAC secret (to prove the service refuses that forgery);
- * -c adds a raw JSON claim. The token is printed on stdout.
+ * -K names the key in the header (kid); -c adds a raw JSON claim. The token is printed on stdout.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +41,7 @@ int
 main(int argc, char **argv)
 {
 	const char *key_path = NULL, *sub = NULL, *roles = "", *iss = "https://auth.courts.local/";
-	const char *aud = "courts-api", *alg_name = "RS256";
+	const char *aud = "courts-api", *alg_name = "RS256", *kid = NULL;
 	long ttl = 3600;
 	int c, key_len = 0, with_exp = 1, rc = 1;
 	unsigned char *key = NULL;
@@ -52,7 +52,7 @@ main(int argc, char **argv)
 	time_t now = time(NULL);
 	size_t cap;
 
-	while ((c = getopt(argc, argv, "k:s:r:i:a:e:A:xc:")) != -1) {
+	while ((c = getopt(argc, argv, "k:s:r:i:a:e:A:K:xc:")) != -1) {
 		switch (c) {
 		case 'k': key_path = optarg; break;
 		case 's': sub = optarg; break;
@@ -61,11 +61,12 @@ main(int argc, char **argv)
 		case 'a': aud = optarg; break;
 		case 'e': ttl = strtol(optarg, NULL, 10); break;
 		case 'A': alg_name = optarg; break;
+		case 'K': kid = optarg; break;
 		case 'x': with_exp = 0; break;
 		case 'c': if (nextra < 16) extra[nextra++] = optarg; break;
 		default:
 			fprintf(stderr, "usage: mint-token -k key.pem -s sub [-r roles] [-i iss] "
-			    "[-a aud] [-e ttl] [-A alg] [-x] [-c name=json]\n");
+			    "[-a aud] [-e ttl] [-A alg] [-K kid] [-x] [-c name=json]\n");
 			return 2;
 		}
 	}
@@ -96,7 +97,8 @@ main(int argc, char **argv)
 	    jwt_add_grant(jwt, "iss", iss) != 0 ||
 	    jwt_add_grant(jwt, "aud", aud) != 0 ||
 	    jwt_add_grant_int(jwt, "iat", (long)now) != 0 ||
-	    (with_exp && jwt_add_grant_int(jwt, "exp", (long)now + ttl) != 0))
+	    (with_exp && jwt_add_grant_int(jwt, "exp", (long)now + ttl) != 0) ||
+	    (kid != NULL && jwt_add_header(jwt, "kid", kid) != 0))
 		goto out;
 	{
 		char *grants = malloc(strlen(roles_json) + 16);

@@ -15,6 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 courts_path
 port=${PORT:-8080}
 mode=${MODE:-cgi}
+mode_ok "$mode" || exit 2
 build=$(cd "$root" && mkdir -p "${BUILD:-build}" && cd "${BUILD:-build}" && pwd)
 
 # Why var/ cannot stay in the checkout, if it cannot: both servers' users must enter it, the

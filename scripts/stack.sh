@@ -362,7 +362,7 @@ apache_stop() {
 }
 
 # Settings the CGI programs read (common/config.c); only those set are handed to Apache.
-CONFIG_VARS="DATABASE_URL JWT_PUBLIC_KEY_FILE JWT_ISSUER JWT_AUDIENCE JWT_ALGORITHM JWT_ROLES_CLAIM
+CONFIG_VARS="DATABASE_URL JWT_PUBLIC_KEY_FILE JWT_JWKS_FILE JWT_ISSUER JWT_AUDIENCE JWT_ALGORITHM JWT_ROLES_CLAIM
 DEFAULT_TIMEZONE BASE_PATH PAYMENT_HOLD_SECONDS CHECKIN_RADIUS_M CHECKIN_MAX_ACCURACY_M
 MIN_RELIABILITY DB_PREPARE MAX_UNPAID_HOLDS MAX_PENDING_VENUES WRITE_BUDGET_PER_MINUTE
 WRITE_BUDGET_BURST"
@@ -450,6 +450,26 @@ check_key() {
 	return 1
 }
 
+# With JWT_JWKS_FILE, the server's user must read it and it must hold a usable key, as the
+# programs read it (the refresher's --check); JWT_PUBLIC_KEY_FILE is not used then.
+check_jwks() {
+	local file=$1 refresher=$2 user who why
+	user=$(web_user)
+	if is_root; then who="$user, the user the server runs as"; else who="you (the server runs as you)"; fi
+	if [ ! -e "$file" ]; then
+		echo "make run: JWT_JWKS_FILE $file does not exist: fetch it once with JWT_JWKS_URL=... JWT_JWKS_FILE=$file $refresher, or unset JWT_JWKS_FILE"
+		return 1
+	fi
+	if ! can "$user" -r "$file"; then
+		echo "make run: JWT_JWKS_FILE $file is not readable by $who: make it readable (chmod a+r) in directories $user may enter"
+		return 1
+	fi
+	if ! why=$("$refresher" --check "$file" 2>&1 >/dev/null); then
+		echo "make run: JWT_JWKS_FILE ${why:-$file cannot be checked}"
+		return 1
+	fi
+}
+
 # abs DIR: DIR as an absolute path (created when missing).
 abs() {
 	mkdir -p "$1"
@@ -463,8 +483,13 @@ check)
 	keys_make "$state/keys"
 	ok=0
 	check_port "$port" >&2 || ok=1
-	check_key "${JWT_PUBLIC_KEY_FILE:-$state/keys/jwt_public.pem}" "${JWT_ALGORITHM:-RS256}" >&2 ||
-		ok=1
+	if [ -n "${JWT_JWKS_FILE:-}" ]; then
+		check_jwks "$JWT_JWKS_FILE" "$(cd "$root" && cd "${BUILD:-build}" && pwd)/cron/jwks-refresh" >&2 ||
+			ok=1
+	else
+		check_key "${JWT_PUBLIC_KEY_FILE:-$state/keys/jwt_public.pem}" "${JWT_ALGORITHM:-RS256}" >&2 ||
+			ok=1
+	fi
 	exit $ok
 	;;
 start)

@@ -20,6 +20,8 @@ can "$(web_user)" -x "$build/cgi-bin/health.cgi" ||
 	setup_note "programs served from a copy in each test state directory ($(web_user) cannot reach $build)"
 setup_say '# '
 modes=${MODES:-${MODE:-cgi fastcgi pool}}
+# shellcheck disable=SC2086 # one word per mode
+mode_ok $modes || exit 2
 pass=0 fail=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -341,6 +341,20 @@ owner_round_trip() {
 	grep -q "^make run: JWT_PUBLIC_KEY_FILE $USER_CHECKOUT/README.md is not a PEM public key" <<<"$output"
 }
 
+@test "make run refuses a JWKS file that is missing or holds no usable key, and an unknown MODE, in one line each" {
+	local dir=$SETUP_DIR/home/jwks
+	as_runner user mkdir -p "$dir"
+	make_run_refused user "$USER_CHECKOUT" JWT_JWKS_FILE="$dir/missing.json"
+	[ "$(grep -c '^make run:' <<<"$output")" = 1 ]
+	grep -q "^make run: JWT_JWKS_FILE $dir/missing.json does not exist: fetch it once with JWT_JWKS_URL=" <<<"$output"
+	as_runner user sh -c "printf '{\"keys\":[{\"kty\":\"oct\",\"k\":\"c2VjcmV0\"}]}' >'$dir/oct.json'"
+	make_run_refused user "$USER_CHECKOUT" JWT_JWKS_FILE="$dir/oct.json"
+	[ "$(grep -c '^make run:' <<<"$output")" = 1 ]
+	grep -q "^make run: JWT_JWKS_FILE $dir/oct.json has no usable signing key" <<<"$output"
+	make_run_refused user "$USER_CHECKOUT" MODE=fcgid
+	grep -q '^MODE=fcgid is not a run mode: use cgi, fastcgi (mod_fcgid) or pool$' <<<"$output"
+}
+
 @test "make run refuses a port in use, naming it" {
 	run in_checkout user "$USER_CHECKOUT" timeout -k 10 120 make run PORT="$COURTS_PORT" \
 		MODE="$COURTS_MODE" 3>&-
@@ -367,9 +381,15 @@ owner_round_trip() {
 	req GET /api/owner/venues -b "$url" -t "$owner"
 	expect 200
 	# unreadable by the programs (they run as www-data under root). Another program than
-	# the one that answered: a FastCGI worker that read the key keeps it, a new one cannot.
+	# the one that answered: a FastCGI process that read the key keeps it, a new one cannot;
+	# a pool read it at its start and hands it to every worker
 	chmod 000 "$keys/public.pem"
 	req GET /api/players/me -b "$url" -t "$(token ana)"
+	if [ "$COURTS_MODE" = pool ]; then
+		expect 200
+		chmod 644 "$keys/public.pem"
+		return 0
+	fi
 	expect_problem 503 AUTH_UNAVAILABLE
 	[ "$(jqr .requestId)" = "$(header X-Request-Id)" ]
 	! grep -qi 'pem\|key\|runtime' <<<"$HTTP_BODY" || false

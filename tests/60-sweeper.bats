@@ -417,10 +417,17 @@ COMPLETED|5" ]
 	[ "$(sql "SELECT count(*) FROM notifications")" = 2000 ]
 }
 
-@test "the crontab runs the sweeper every minute" {
-	line=$(grep -vE '^[[:space:]]*(#|$|[A-Z_]+=)' "$COURTS_ROOT/cron/crontab")
-	[ "$(wc -l <<<"$line")" -eq 1 ]
+@test "the crontab runs the sweeper every minute, and the key refresher every 15 minutes" {
+	jobs=$(grep -vE '^[[:space:]]*(#|$|[A-Z_]+=)' "$COURTS_ROOT/cron/crontab")
+	[ "$(wc -l <<<"$jobs")" -eq 2 ]
+	line=$(grep '/cron/sweep' <<<"$jobs")
 	[[ $line =~ ^\*\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ .*/cron/sweep ]]
+	line=$(grep '/cron/jwks-refresh' <<<"$jobs")
+	[[ $line =~ ^\*/15\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ [^\ ]*/build/cron/jwks-refresh$ ]]
+	# while JWT_JWKS_URL is empty, as shipped, it does nothing and succeeds
+	grep -qx 'JWT_JWKS_URL=' "$COURTS_ROOT/cron/crontab"
+	JWT_JWKS_URL= JWT_JWKS_FILE="$BATS_TEST_TMPDIR/none.json" run "$COURTS_BUILD/cron/jwks-refresh"
+	[ "$status" -eq 0 ] && [ -z "$output" ] && [ ! -e "$BATS_TEST_TMPDIR/none.json" ]
 }
 
 @test "make sweep runs the sweeper" {

@@ -11,6 +11,8 @@
 
 #include <jwt.h>
 #include <openssl/bio.h>
+#include <openssl/bn.h>
+#include <openssl/core_names.h>
 #include <openssl/ec.h>
 #include <openssl/evp.h>
 #include <openssl/obj_mac.h>
@@ -19,6 +21,7 @@
 #include "arena.h"
 #include "auth.h"
 #include "config.h"
+#include "jwks.h"
 #include "json.h"
 #include "unit.h"
 
@@ -49,9 +52,9 @@ bio_text(BIO *b, int *len)
 	return copy;
 }
 
-/* Generates an RSA 2048 or EC P-256 pair; false on any OpenSSL failure. */
+/* Generates an RSA pair of bits bits or an EC P-256 pair; false on any OpenSSL failure. */
 static bool
-keypair_make(struct keypair *k, int type)
+keypair_make_type(struct keypair *k, int type, int bits)
 {
 	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(type, NULL);
 	EVP_PKEY *pkey = NULL;
@@ -62,7 +65,7 @@ keypair_make(struct keypair *k, int type)
 
 	if (ctx == NULL || priv == NULL || pub == NULL || EVP_PKEY_keygen_init(ctx) != 1)
 		goto out;
-	if (type == EVP_PKEY_RSA && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048) != 1)
+	if (type == EVP_PKEY_RSA && EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, bits) != 1)
 		goto out;
 	if (type == EVP_PKEY_EC &&
 	    EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, NID_X9_62_prime256v1) != 1)
@@ -84,6 +87,19 @@ out:
 	BIO_free(priv);
 	BIO_free(pub);
 	return ok;
+}
+
+static bool
+keypair_make(struct keypair *k, int type)
+{
+	return keypair_make_type(k, type, 2048);
+}
+
+/* An RSA pair of bits bits (JWKS refuses under 2048). */
+static bool
+keypair_make_bits(struct keypair *k, int bits)
+{
+	return keypair_make_type(k, EVP_PKEY_RSA, bits);
 }
 
 /* Points the process configuration at key_file with alg and roles_claim. */
@@ -464,10 +480,198 @@ test_es256(const struct keypair *rsa, const struct keypair *ec, const struct key
 	ACCEPTED(mint_std(rsa, JWT_ALG_RS256, "erin", ""), "RS256 works again after auth_reset");
 }
 
+/* ---- JWKS (JWT_JWKS_FILE) ---------------------------------------------------------------- */
+
+/* base64url without padding of n bytes, in the arena */
+static char *
+b64url(const unsigned char *in, int n)
+{
+	static const char abc[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+	char *out = arena_alloc(arena, (size_t)n * 4 / 3 + 4), *o = out;
+	int i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		*o++ = abc[in[i] >> 2];
+		*o++ = abc[((in[i] & 3) << 4) | (in[i + 1] >> 4)];
+		*o++ = abc[((in[i + 1] & 15) << 2) | (in[i + 2] >> 6)];
+		*o++ = abc[in[i + 2] & 63];
+	}
+	if (n - i == 1) {
+		*o++ = abc[in[i] >> 2];
+		*o++ = abc[(in[i] & 3) << 4];
+	} else if (n - i == 2) {
+		*o++ = abc[in[i] >> 2];
+		*o++ = abc[((in[i] & 3) << 4) | (in[i + 1] >> 4)];
+		*o++ = abc[(in[i + 1] & 15) << 2];
+	}
+	*o = '\0';
+	return out;
+}
+
+static char *
+bn_b64url(const EVP_PKEY *k, const char *param, int width)
+{
+	BIGNUM *bn = NULL;
+	unsigned char buf[1024];
+	int n;
+
+	if (EVP_PKEY_get_bn_param(k, param, &bn) != 1)
+		return arena_strdup(arena, "");
+	n = width > 0 ? BN_bn2binpad(bn, buf, width) : BN_bn2bin(bn, buf);
+	BN_free(bn);
+	return b64url(buf, n);
+}
+
+/* The public key of k as a JWK object's members (no braces), with extra members appended. */
+static const char *
+jwk_of(const struct keypair *k, const char *extra)
+{
+	BIO *b = BIO_new_mem_buf(k->pub, k->pub_len);
+	EVP_PKEY *pkey = PEM_read_bio_PUBKEY(b, NULL, NULL, NULL);
+	const char *out;
+
+	BIO_free(b);
+	if (pkey == NULL)
+		return "\"kty\":\"none\"";
+	if (EVP_PKEY_base_id(pkey) == EVP_PKEY_RSA)
+		out = arena_printf(arena, "\"kty\":\"RSA\",\"n\":\"%s\",\"e\":\"%s\"%s%s",
+		    bn_b64url(pkey, OSSL_PKEY_PARAM_RSA_N, 0), bn_b64url(pkey, OSSL_PKEY_PARAM_RSA_E, 0),
+		    extra[0] != '\0' ? "," : "", extra);
+	else
+		out = arena_printf(arena,
+		    "\"kty\":\"EC\",\"crv\":\"P-256\",\"x\":\"%s\",\"y\":\"%s\"%s%s",
+		    bn_b64url(pkey, OSSL_PKEY_PARAM_EC_PUB_X, 32),
+		    bn_b64url(pkey, OSSL_PKEY_PARAM_EC_PUB_Y, 32), extra[0] != '\0' ? "," : "", extra);
+	EVP_PKEY_free(pkey);
+	return out;
+}
+
+static char jwks_file[64];
+
+/* Writes text as the JWKS file and points the configuration at it (JWT_ALGORITHM unset). */
+static void
+configure_jwks(const char *text)
+{
+	FILE *f = fopen(jwks_file, "w");
+
+	if (f != NULL) {
+		fputs(text, f);
+		fclose(f);
+	}
+	setenv("JWT_JWKS_FILE", jwks_file, 1);
+	setenv("JWT_ALGORITHM", "RS256", 1);
+	setenv("JWT_ISSUER", ISS, 1);
+	setenv("JWT_AUDIENCE", AUD, 1);
+	setenv("JWT_ROLES_CLAIM", "roles", 1);
+	config_reload();
+	auth_reset();
+}
+
+/* A usual token signed by k under alg, naming kid in its header (kid NULL: none). */
+static const char *
+mint_kid(const struct keypair *k, jwt_alg_t alg, const char *kid)
+{
+	char *claims = arena_printf(arena,
+	    "{\"iss\":\"%s\",\"aud\":\"%s\",\"sub\":\"kim\",\"iat\":%ld,\"exp\":%ld}",
+	    ISS, AUD, now, now + 600), *text = NULL;
+	const char *token = NULL;
+	jwt_t *jwt = NULL;
+
+	if (jwt_new(&jwt) == 0 && jwt_add_grants_json(jwt, claims) == 0 &&
+	    (kid == NULL || jwt_add_header(jwt, "kid", kid) == 0) &&
+	    jwt_set_alg(jwt, alg, (const unsigned char *)k->priv, k->priv_len) == 0)
+		text = jwt_encode_str(jwt);
+	if (text != NULL)
+		token = arena_strdup(arena, text);
+	free(text);
+	jwt_free(jwt);
+	return token;
+}
+
+static void
+test_jwks(const struct keypair *rsa, const struct keypair *other, const struct keypair *ec,
+    const struct keypair *small)
+{
+	struct jwks set;
+	const char *why = "", *doc;
+	int fd;
+
+	snprintf(jwks_file, sizeof jwks_file, "/tmp/courts-unit-jwks.XXXXXX");
+	if ((fd = mkstemp(jwks_file)) >= 0)
+		close(fd);
+
+	/* the parser alone */
+	CHECK_INT(jwks_parse("[]", 2, &set, &why), -1, "a JSON array is not a JWKS document");
+	CHECK_INT(jwks_parse("{\"keys\":{}}", 11, &set, &why), -1, "keys must be an array");
+	CHECK_INT(jwks_parse("{\"keys\":[", 9, &set, &why), -1, "broken JSON is not a document");
+	CHECK_INT(jwks_parse("{\"keys\":[]}", 11, &set, &why), 0, "no keys: none usable");
+	doc = arena_printf(arena, "{\"keys\":[{%s},{%s},{%s},{%s},{%s},{%s},{%s},{%s}]}",
+	    jwk_of(rsa, "\"kid\":\"sig\",\"use\":\"sig\",\"alg\":\"RS256\""),
+	    jwk_of(other, "\"kid\":\"enc\",\"use\":\"enc\""),
+	    jwk_of(other, "\"kid\":\"ps\",\"alg\":\"PS256\""),
+	    jwk_of(ec, "\"kid\":\"ec\""),
+	    jwk_of(ec, "\"kid\":\"ec-as-rsa\",\"alg\":\"RS256\""),
+	    jwk_of(small, "\"kid\":\"small\""),
+	    "\"kty\":\"oct\",\"k\":\"c2VjcmV0\",\"kid\":\"hmac\"",
+	    "\"kty\":\"EC\",\"crv\":\"P-256\",\"kid\":\"off\",\"x\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA\",\"y\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAE\"");
+	CHECK_INT(jwks_parse(doc, strlen(doc), &set, &why), 2,
+	    "of eight keys two are usable: enc, PS256, alg mismatch, RSA 1024, oct and a point off the curve are skipped");
+	CHECK(jwks_find(&set, "sig") != NULL && jwks_find(&set, "sig")->alg == JWK_RS256,
+	    "the RSA signing key is found by its kid, for RS256");
+	CHECK(jwks_find(&set, "ec") != NULL && jwks_find(&set, "ec")->alg == JWK_ES256,
+	    "the EC key is found by its kid, for ES256");
+	CHECK(jwks_find(&set, "enc") == NULL && jwks_find(&set, "small") == NULL &&
+	    jwks_find(&set, "off") == NULL, "skipped keys are not found");
+	CHECK(jwks_find(&set, NULL) == NULL, "no kid with two keys finds none");
+	jwks_free(&set);
+
+	/* through auth_verify */
+	configure_jwks(arena_printf(arena, "{\"keys\":[{%s},{%s}]}",
+	    jwk_of(rsa, "\"kid\":\"r1\""), jwk_of(ec, "\"kid\":\"e1\"")));
+	ACCEPTED(mint_kid(rsa, JWT_ALG_RS256, "r1"), "JWKS: an RS256 token naming its RSA key");
+	ACCEPTED(mint_kid(ec, JWT_ALG_ES256, "e1"), "JWKS: an ES256 token naming its EC key");
+	REFUSED(mint_kid(rsa, JWT_ALG_RS256, "nope"), "unknown key id (kid)",
+	    "JWKS: an unknown kid is refused");
+	REFUSED(mint_kid(rsa, JWT_ALG_RS256, NULL), "no key id (kid), and more than one key",
+	    "JWKS: no kid with two keys is refused");
+	REFUSED(mint_kid(other, JWT_ALG_RS256, "r1"), "bad signature",
+	    "JWKS: another key's signature under a known kid is refused");
+	REFUSED(mint_kid(ec, JWT_ALG_ES256, "r1"), "unexpected algorithm",
+	    "JWKS: ES256 under the kid of an RSA key is refused");
+	REFUSED(mint_kid(rsa, JWT_ALG_HS256, "r1"), "unexpected algorithm",
+	    "JWKS: HS256 is refused whatever the kid");
+
+	configure_jwks(arena_printf(arena, "{\"keys\":[{%s}]}", jwk_of(ec, "\"kid\":\"only\"")));
+	ACCEPTED(mint_kid(ec, JWT_ALG_ES256, NULL), "JWKS: no kid is accepted with exactly one key");
+	ACCEPTED(mint_kid(ec, JWT_ALG_ES256, "only"), "JWKS: and so is its kid");
+
+	configure_jwks(arena_printf(arena, "{\"keys\":[{%s}]}",
+	    jwk_of(other, "\"kid\":\"x\",\"use\":\"enc\"")));
+	REFUSED(mint_kid(other, JWT_ALG_RS256, "x"), "no usable public key configured",
+	    "JWKS: a set without a usable key refuses every token");
+
+	configure_jwks("not json");
+	REFUSED(mint_kid(rsa, JWT_ALG_RS256, "r1"), "no usable public key configured",
+	    "JWKS: a broken file with nothing read before refuses every token");
+
+	/* JWT_JWKS_FILE comes before JWT_PUBLIC_KEY_FILE; unset, the PEM is used again */
+	setenv("JWT_PUBLIC_KEY_FILE", rsa->pub_file, 1);
+	configure_jwks(arena_printf(arena, "{\"keys\":[{%s}]}", jwk_of(ec, "\"kid\":\"e\"")));
+	REFUSED(mint_kid(rsa, JWT_ALG_RS256, NULL), "unexpected algorithm",
+	    "JWKS: the PEM key is not used while JWT_JWKS_FILE is set");
+	unsetenv("JWT_JWKS_FILE");
+	config_reload();
+	auth_reset();
+	ACCEPTED(mint_kid(rsa, JWT_ALG_RS256, "whatever"),
+	    "PEM: the one key is used whatever the token's kid");
+	unlink(jwks_file);
+}
+
 int
 main(void)
 {
-	struct keypair rsa, other, ec, ec2;
+	struct keypair rsa, other, ec, ec2, small;
 	bool keys;
 
 	unit_start();
@@ -481,6 +685,7 @@ main(void)
 	memset(&other, 0, sizeof other);
 	memset(&ec, 0, sizeof ec);
 	memset(&ec2, 0, sizeof ec2);
+	memset(&small, 0, sizeof small);
 
 	test_bearer();
 	test_b64url();
@@ -491,11 +696,16 @@ main(void)
 		test_rs256(&rsa, &other, &ec);
 		test_roles_claim(&rsa);
 		test_es256(&rsa, &ec, &ec2);
+		keys = keypair_make_bits(&small, 1024);
+		CHECK(keys, "OpenSSL generates an RSA 1024 key pair");
+		if (keys)
+			test_jwks(&rsa, &other, &ec, &small);
 	}
 	unlink(rsa.pub_file);
 	unlink(other.pub_file);
 	unlink(ec.pub_file);
 	unlink(ec2.pub_file);
+	unlink(small.pub_file);
 	auth_reset();
 	json_use_arena(NULL);
 	arena_free(arena);

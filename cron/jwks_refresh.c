@@ -1,0 +1,221 @@
+/* jwks-refresh: fetches the identity provider's JWKS document (JWT_JWKS_URL) and replaces
+ * JWT_JWKS_FILE with it when it parses and holds at least one usable signing key.
+ *
+ *   JWT_JWKS_URL=https://idp.example.com/.well-known/jwks.json \
+ *   JWT_JWKS_FILE=/etc/courts/jwks.json  build/cron/jwks-refresh
+ *
+ * The document is fetched by curl (https, or http to this machine only) within
+ * JWKS_FETCH_TIMEOUT seconds (default 10) into a temporary file beside JWT_JWKS_FILE, checked
+ * with the service's own parser (common/jwks.c), given the old file's mode (0644 for a first
+ * one) and renamed over it: a reader sees the old document or the new one, never a part. The
+ * programs pick up the new file within a second. An unchanged document is left alone.
+ *
+ * Exit status: 0 when the file holds the provider's current keys (or JWT_JWKS_URL is unset:
+ * nothing to do), 1 when the fetch or the check failed (the old file is untouched; one line on
+ * stderr says why), 2 for a usage error.
+ *
+ *   build/cron/jwks-refresh --check FILE
+ *
+ * checks a JWKS file the way the programs read it: says how many usable keys it holds and
+ * exits 0, or says why none and exits 1 (`make run` checks JWT_JWKS_FILE with it).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jwks.h"
+
+#define DOC_MAX	(1024 * 1024)
+
+extern char **environ;
+
+/* the whole file at path (at most DOC_MAX bytes) in a malloc'd buffer; NULL on failure */
+static char *
+slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+
+	if (f == NULL)
+		return NULL;
+	if ((buf = malloc(DOC_MAX + 1)) != NULL) {
+		*len = fread(buf, 1, DOC_MAX + 1, f);
+		if (ferror(f) || *len > DOC_MAX) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+/* http only to this machine: keys fetched in clear text from afar could be anyone's */
+static int
+url_allowed(const char *url)
+{
+	static const char *const local[] = { "http://127.0.0.1:", "http://127.0.0.1/",
+	    "http://localhost:", "http://localhost/", "http://[::1]:", "http://[::1]/" };
+	size_t i;
+
+	if (strncmp(url, "https://", 8) == 0)
+		return 1;
+	for (i = 0; i < sizeof local / sizeof local[0]; i++)
+		if (strncmp(url, local[i], strlen(local[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* curl URL into out within timeout seconds; 0 when it answered 2xx, else -1 with curl's
+ * reason in why (curl itself stays silent: the refresher says it all in one line) */
+static int
+fetch(const char *url, const char *out, const char *timeout, char *why, size_t whysize)
+{
+	char *argv[] = { "curl", "--fail", "--silent", "--max-time", (char *)timeout,
+	    "--proto", "=https,http", "--max-redirs", "0", "--max-filesize", "1048576",
+	    "--output", (char *)out, "--write-out", "%{errormsg}", "--", (char *)url, NULL };
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int status, p[2], err;
+	size_t len = 0;
+	ssize_t got;
+
+	snprintf(why, whysize, "curl failed");
+	if (pipe(p) != 0)
+		return -1;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
+	posix_spawn_file_actions_addclose(&fa, p[0]);
+	posix_spawn_file_actions_addclose(&fa, p[1]);
+	err = posix_spawnp(&pid, "curl", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(p[1]);
+	if (err != 0) {
+		close(p[0]);
+		snprintf(why, whysize, "cannot run curl: %s", strerror(err));
+		return -1;
+	}
+	while (len + 1 < whysize &&
+	    ((got = read(p[0], why + len, whysize - 1 - len)) > 0 || (got < 0 && errno == EINTR)))
+		if (got > 0)
+			len += (size_t)got;
+	close(p[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	why[len] = '\0';
+	why[strcspn(why, "\r\n")] = '\0';
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	if (why[0] == '\0')
+		snprintf(why, whysize, "curl exited with %d",
+		    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+	return -1;
+}
+
+/* --check FILE: the programs' verdict on a JWKS file */
+static int
+check(const char *file)
+{
+	const char *why = NULL;
+	struct jwks set;
+	size_t len = 0;
+	char *doc;
+	int n;
+
+	if ((doc = slurp(file, &len)) == NULL) {
+		fprintf(stderr, "%s cannot be read or is over 1 MiB\n", file);
+		return 1;
+	}
+	n = jwks_parse(doc, len, &set, &why);
+	free(doc);
+	if (n <= 0) {
+		fprintf(stderr, "%s %s\n", file, why);
+		return 1;
+	}
+	jwks_free(&set);
+	printf("%s holds %d usable signing key%s\n", file, n, n == 1 ? "" : "s");
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *url = getenv("JWT_JWKS_URL"), *file = getenv("JWT_JWKS_FILE");
+	const char *timeout = getenv("JWKS_FETCH_TIMEOUT"), *why = NULL;
+	char tmp[4096], dir[4096], failed[512], *doc = NULL, *old = NULL;
+	size_t len = 0, old_len = 0;
+	struct jwks set;
+	struct stat st;
+	mode_t mode = 0644;
+	int fd, n, rc = 1, renamed = 0;
+
+	if (argc == 3 && strcmp(argv[1], "--check") == 0)
+		return check(argv[2]);
+	if (argc != 1) {
+		fprintf(stderr, "usage: jwks-refresh (settings in JWT_JWKS_URL, JWT_JWKS_FILE, "
+		    "JWKS_FETCH_TIMEOUT) | jwks-refresh --check FILE\n");
+		return 2;
+	}
+	if (url == NULL || *url == '\0')
+		return 0;
+	if (file == NULL || *file == '\0') {
+		fprintf(stderr, "jwks-refresh: JWT_JWKS_URL is set but JWT_JWKS_FILE is not\n");
+		return 2;
+	}
+	if (!url_allowed(url)) {
+		fprintf(stderr, "jwks-refresh: JWT_JWKS_URL %s must be https (http only to this "
+		    "machine)\n", url);
+		return 2;
+	}
+	if (timeout == NULL || *timeout == '\0' || strspn(timeout, "0123456789") != strlen(timeout))
+		timeout = "10";
+	snprintf(dir, sizeof dir, "%s", file);
+	if (snprintf(tmp, sizeof tmp, "%s/.jwks-refresh.XXXXXX", dirname(dir)) >= (int)sizeof tmp ||
+	    (fd = mkstemp(tmp)) < 0) {
+		fprintf(stderr, "jwks-refresh: cannot create a file beside %s: %s\n", file,
+		    strerror(errno));
+		return 1;
+	}
+	close(fd);
+	if (fetch(url, tmp, timeout, failed, sizeof failed) != 0) {
+		fprintf(stderr, "jwks-refresh: fetching %s failed (%s); %s is unchanged\n", url,
+		    failed, file);
+		goto out;
+	}
+	if ((doc = slurp(tmp, &len)) == NULL) {
+		fprintf(stderr, "jwks-refresh: the document from %s is unreadable or over 1 MiB; "
+		    "%s is unchanged\n", url, file);
+		goto out;
+	}
+	if ((n = jwks_parse(doc, len, &set, &why)) <= 0) {
+		fprintf(stderr, "jwks-refresh: the document from %s %s; %s is unchanged\n", url, why,
+		    file);
+		goto out;
+	}
+	jwks_free(&set);
+	if ((old = slurp(file, &old_len)) != NULL && old_len == len && memcmp(old, doc, len) == 0) {
+		rc = 0;		/* the same keys: the file and its mtime stay as they are */
+		goto out;
+	}
+	if (stat(file, &st) == 0)
+		mode = st.st_mode & 07777;
+	if (chmod(tmp, mode) != 0 || rename(tmp, file) != 0) {
+		fprintf(stderr, "jwks-refresh: cannot replace %s: %s\n", file, strerror(errno));
+		goto out;
+	}
+	renamed = 1;
+	rc = 0;
+out:
+	if (!renamed)
+		unlink(tmp);
+	free(doc);
+	free(old);
+	return rc;
+}
