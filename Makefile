@@ -4,6 +4,7 @@
 #   make test     install what is missing, build, run unit tests and the bats suite
 #   make token    mint a development token: make token SUB=alice ROLES=OWNER (no ROLES: a player)
 #   make sweep    run the cron sweeper once against the `make run` database
+#   make deliver  send the notifications outbox to NOTIFY_WEBHOOK_URL once (cron/deliver.c)
 #   make bench    benchmark plain CGI and FastCGI (see bench/)
 #   make fuzz     build the libFuzzer targets of tests/fuzz/ and fuzz each for FUZZ_SECONDS
 
@@ -59,6 +60,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 CRON_BIN   := $(if $(wildcard cron/sweep.c),$(BUILD)/cron/sweep)
 JWKS_BIN   := $(BUILD)/cron/jwks-refresh
+DELIVER_BIN := $(BUILD)/cron/deliver
 TOOLS_BIN  := $(BUILD)/tools/mint-token
 APACHE_MOD := $(BUILD)/apache/mod_courts_body.so
 MODEL_SRC  := $(wildcard tests/lifecycle/*.c)
@@ -76,12 +78,12 @@ DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postg
 # the machine already has a node and an npm of its own (NodeSource's nodejs includes npm)
 NODE_PACKAGES := nodejs npm
 
-.PHONY: all build install run test unit token sweep bench fuzz fuzz-build clean FORCE
+.PHONY: all build install run test unit token sweep deliver bench fuzz fuzz-build clean FORCE
 .SECONDARY:
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
+build: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
 
 # Installs the Debian packages that are missing (needs root or sudo), then the npm packages
 # of openapi/package-lock.json; a no-op when all are there.
@@ -150,11 +152,10 @@ $(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@.tmp $< $(LIB) $(LDLIBS)
 	@mv -f $@.tmp $@	# rename, never overwrite: a running FastCGI worker keeps its text
 
-$(CRON_BIN): cron/sweep.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
-
-$(JWKS_BIN): cron/jwks_refresh.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
+# the cron programs: build/cron/NAME from cron/NAME.c, dashes of NAME as underscores
+.SECONDEXPANSION:
+$(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN): $(BUILD)/cron/%: cron/$$(subst -,_,$$*).c $(LIB) $(LEAN_OBJ) \
+		$(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
@@ -279,6 +280,9 @@ token: $(TOOLS_BIN)
 
 sweep: $(CRON_BIN)
 	@scripts/sweep.sh $(CRON_BIN)
+
+deliver: $(DELIVER_BIN)
+	@scripts/sweep.sh $(DELIVER_BIN)
 
 bench: install
 	@$(MAKE) --no-print-directory build

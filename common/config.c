@@ -20,8 +20,8 @@ env_str(const char *name, const char *fallback)
 	return v != NULL && *v != '\0' ? v : fallback;
 }
 
-static int
-env_int(const char *name, int fallback, int min, int max)
+int
+config_env_int(const char *name, int fallback, int min, int max)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -53,15 +53,15 @@ config_get(void)
 	cfg.jwt_roles_claim = env_str("JWT_ROLES_CLAIM", "roles");
 	cfg.default_timezone = env_str("DEFAULT_TIMEZONE", "Europe/Madrid");
 	cfg.base_path = env_str("BASE_PATH", "");
-	cfg.payment_hold_seconds = env_int("PAYMENT_HOLD_SECONDS", 900, 1, 86400);
-	cfg.checkin_radius_m = env_int("CHECKIN_RADIUS_M", 200, 1, 100000);
-	cfg.checkin_max_accuracy_m = env_int("CHECKIN_MAX_ACCURACY_M", 100, 1, 100000);
-	cfg.min_reliability = env_int("MIN_RELIABILITY", 50, 0, 100);
-	cfg.db_prepare = env_int("DB_PREPARE", 1, 0, 1);
-	cfg.max_unpaid_holds = env_int("MAX_UNPAID_HOLDS", 2, 1, 1000);
-	cfg.max_pending_venues = env_int("MAX_PENDING_VENUES", 10, 1, 100000);
-	cfg.write_budget_per_minute = env_int("WRITE_BUDGET_PER_MINUTE", 60, 0, 1000000);
-	cfg.write_budget_burst = env_int("WRITE_BUDGET_BURST", 20, 1, 1000000);
+	cfg.payment_hold_seconds = config_env_int("PAYMENT_HOLD_SECONDS", 900, 1, 86400);
+	cfg.checkin_radius_m = config_env_int("CHECKIN_RADIUS_M", 200, 1, 100000);
+	cfg.checkin_max_accuracy_m = config_env_int("CHECKIN_MAX_ACCURACY_M", 100, 1, 100000);
+	cfg.min_reliability = config_env_int("MIN_RELIABILITY", 50, 0, 100);
+	cfg.db_prepare = config_env_int("DB_PREPARE", 1, 0, 1);
+	cfg.max_unpaid_holds = config_env_int("MAX_UNPAID_HOLDS", 2, 1, 1000);
+	cfg.max_pending_venues = config_env_int("MAX_PENDING_VENUES", 10, 1, 100000);
+	cfg.write_budget_per_minute = config_env_int("WRITE_BUDGET_PER_MINUTE", 60, 0, 1000000);
+	cfg.write_budget_burst = config_env_int("WRITE_BUDGET_BURST", 20, 1, 1000000);
 	loaded = true;
 	return &cfg;
 }

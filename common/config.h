@@ -27,6 +27,11 @@ struct config {
  * Never NULL; unset or malformed variables fall back to the documented defaults. */
 const struct config *config_get(void);
 
+/* The whole number in environment variable name, or fallback when it is unset or empty; a
+ * value that is no number from min to max is logged (one line naming what applies) and
+ * fallback used. For the settings of programs of their own, such as the cron jobs. */
+int config_env_int(const char *name, int fallback, int min, int max);
+
 /* Forgets the cached configuration so the next config_get() reads the environment again
  * (unit tests only). */
 void config_reload(void);

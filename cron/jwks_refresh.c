@@ -22,19 +22,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "jwks.h"
+#include "child.h"
 
 #define DOC_MAX	(1024 * 1024)
-
-extern char **environ;
 
 /* the whole file at path (at most DOC_MAX bytes) in a malloc'd buffer; NULL on failure */
 static char *
@@ -80,42 +77,17 @@ fetch(const char *url, const char *out, const char *timeout, char *why, size_t w
 	char *argv[] = { "curl", "--fail", "--silent", "--max-time", (char *)timeout,
 	    "--proto", "=https,http", "--max-redirs", "0", "--max-filesize", "1048576",
 	    "--output", (char *)out, "--write-out", "%{errormsg}", "--", (char *)url, NULL };
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int status, p[2], err;
-	size_t len = 0;
-	ssize_t got;
+	int rc = child_run(argv, NULL, 0, why, whysize);
 
-	snprintf(why, whysize, "curl failed");
-	if (pipe(p) != 0)
-		return -1;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addclose(&fa, p[0]);
-	posix_spawn_file_actions_addclose(&fa, p[1]);
-	err = posix_spawnp(&pid, "curl", &fa, NULL, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	close(p[1]);
-	if (err != 0) {
-		close(p[0]);
-		snprintf(why, whysize, "cannot run curl: %s", strerror(err));
+	if (rc < 0) {
+		snprintf(why, whysize, "cannot run curl: %s", strerror(errno));
 		return -1;
 	}
-	while (len + 1 < whysize &&
-	    ((got = read(p[0], why + len, whysize - 1 - len)) > 0 || (got < 0 && errno == EINTR)))
-		if (got > 0)
-			len += (size_t)got;
-	close(p[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	why[len] = '\0';
 	why[strcspn(why, "\r\n")] = '\0';
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+	if (rc == 0)
 		return 0;
 	if (why[0] == '\0')
-		snprintf(why, whysize, "curl exited with %d",
-		    WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+		snprintf(why, whysize, "curl exited with %d", rc);
 	return -1;
 }
 

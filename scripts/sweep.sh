@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# sweep.sh: `make sweep`. Runs the sweeper once against the database of `make run`
-# (or DATABASE_URL when set).
+# sweep.sh: `make sweep` and `make deliver`. Runs a cron program once (the sweeper, the
+# deliverer) against the database of `make run` (or DATABASE_URL when set).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${DATABASE_URL:-}" ]; then
-	[ -f "$root/var/env" ] || { echo "sweep: no var/env; start the service with make run" >&2; exit 1; }
+	[ -f "$root/var/env" ] || { echo "$(basename "$1"): no var/env; start the service with make run" >&2; exit 1; }
 	# shellcheck disable=SC1091
 	. "$root/var/env"
 fi

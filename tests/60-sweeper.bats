@@ -417,9 +417,15 @@ COMPLETED|5" ]
 	[ "$(sql "SELECT count(*) FROM notifications")" = 2000 ]
 }
 
-@test "the crontab runs the sweeper every minute, and the key refresher every 15 minutes" {
+@test "the crontab runs the sweeper and the deliverer every minute, and the key refresher every 15 minutes" {
 	jobs=$(grep -vE '^[[:space:]]*(#|$|[A-Z_]+=)' "$COURTS_ROOT/cron/crontab")
-	[ "$(wc -l <<<"$jobs")" -eq 2 ]
+	[ "$(wc -l <<<"$jobs")" -eq 3 ]
+	line=$(grep '/cron/deliver' <<<"$jobs")
+	[[ $line =~ ^\*\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ flock\ -n\ [^\ ]+\ [^\ ]*/build/cron/deliver\ \| ]]
+	# while NOTIFY_WEBHOOK_URL is empty, as shipped, it does nothing and succeeds, database or not
+	grep -qx 'NOTIFY_WEBHOOK_URL=' "$COURTS_ROOT/cron/crontab"
+	NOTIFY_WEBHOOK_URL= DATABASE_URL="host=127.0.0.1 port=1" run "$COURTS_BUILD/cron/deliver"
+	[ "$status" -eq 0 ] && [ -z "$output" ]
 	line=$(grep '/cron/sweep' <<<"$jobs")
 	[[ $line =~ ^\*\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ .*/cron/sweep ]]
 	line=$(grep '/cron/jwks-refresh' <<<"$jobs")
