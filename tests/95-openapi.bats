@@ -122,14 +122,14 @@ route_tables() {
 	[ -s "$shots/api-docs-$COURTS_MODE.png" ]
 }
 
-# htaccess_apache: an Apache of shared-hosting kind (AllowOverride only, plain CGI) serving
-# the .htaccess set-up the README describes under BASE_PATH /courts: apache/htaccess as
-# .htaccess, the programs in app/, apache/errors/ as courts-errors/ and build/openapi/ as
-# openapi/, all in htdocs/courts/. Prints its base URL; stopped by teardown_suite (extra-*).
+# htaccess_apache: a shared host's Apache (shared_host_apache) serving the .htaccess set-up
+# the README describes under BASE_PATH /courts: apache/htaccess as .htaccess, the programs in
+# app/, apache/errors/ as courts-errors/ and build/openapi/ as openapi/, all in
+# htdocs/courts/. Prints its base URL.
 htaccess_apache() {
-	local d=$COURTS_STATE/extra-htaccess/apache port site user=""
-	site=$d/htdocs/courts
-	mkdir -p "$site/app" "$d/logs" "$d/run"
+	local docroot=$COURTS_STATE/extra-htaccess/htdocs site url
+	site=$docroot/courts
+	mkdir -p "$site/app"
 	cp "$COURTS_BUILD"/cgi-bin/*.cgi "$site/app/"
 	cp -R "$COURTS_ROOT/apache/errors" "$site/courts-errors"
 	cp -R "$COURTS_BUILD/openapi" "$site/openapi"
@@ -139,43 +139,8 @@ htaccess_apache() {
 		echo 'SetEnv BASE_PATH /courts'
 		cat "$COURTS_STATE/apache/env.conf"
 	} >"$site/.htaccess"
-	[ "$(id -u)" != 0 ] || user='User www-data
-Group www-data'
-	port=$(free_port)
-	cat >"$d/httpd.conf" <<-CONF
-	ServerRoot "$d"
-	PidFile "$d/run/httpd.pid"
-	Listen 127.0.0.1:$port
-	ServerName 127.0.0.1:$port
-	ErrorLog "$d/logs/error.log"
-	$user
-	LoadModule mpm_event_module   /usr/lib/apache2/modules/mod_mpm_event.so
-	LoadModule authz_core_module  /usr/lib/apache2/modules/mod_authz_core.so
-	LoadModule env_module         /usr/lib/apache2/modules/mod_env.so
-	LoadModule mime_module        /usr/lib/apache2/modules/mod_mime.so
-	LoadModule rewrite_module     /usr/lib/apache2/modules/mod_rewrite.so
-	LoadModule cgid_module        /usr/lib/apache2/modules/mod_cgid.so
-	TypesConfig /etc/mime.types
-	ScriptSock "$d/run/cgid.sock"
-	DocumentRoot "$d/htdocs"
-	<Directory />
-	    AllowOverride None
-	    Options None
-	    Require all denied
-	</Directory>
-	<Directory "$d/htdocs">
-	    AllowOverride FileInfo AuthConfig Options=ExecCGI
-	    Options FollowSymLinks
-	    Require all granted
-	</Directory>
-	CONF
-	apache2 -f "$d/httpd.conf" -k start 3>&- >&2 || { cat "$d/logs/error.log" >&2; return 1; }
-	local deadline=$((SECONDS + 20))
-	until curl -s -o /dev/null "http://127.0.0.1:$port/"; do
-		[ $SECONDS -lt $deadline ] || { cat "$d/logs/error.log" >&2; return 1; }
-		sleep 0.1
-	done
-	echo "http://127.0.0.1:$port/courts"
+	url=$(shared_host_apache htaccess "$docroot") || return 1
+	echo "$url/courts"
 }
 
 @test "with the .htaccess set-up under BASE_PATH, the document, the page and the API are served" {

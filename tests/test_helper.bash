@@ -253,6 +253,59 @@ extra_apache() {
 	return 1
 }
 
+# shared_host_apache NAME DOCROOT: an Apache of the kind a shared host runs, serving DOCROOT
+# at its root: plain CGI through mod_cgid, mod_rewrite, mod_env and mod_mime, .htaccess files
+# allowed FileInfo AuthConfig Options=ExecCGI with FollowSymLinks (what the README says a host
+# must allow, and no more), no SetEnv and nothing of the project in the server's
+# configuration; under root, www-data runs the programs. Its files are in
+# $COURTS_STATE/extra-NAME/apache (99-logs reads the error log, teardown_suite stops it).
+# Prints its base URL.
+shared_host_apache() {
+	local d=$COURTS_STATE/extra-$1/apache docroot=$2 port user="" deadline
+	mkdir -p "$d/logs" "$d/run"
+	[ "$(id -u)" != 0 ] || user='User www-data
+Group www-data'
+	port=$(free_port)
+	cat >"$d/httpd.conf" <<-CONF
+	ServerRoot "$d"
+	PidFile "$d/run/httpd.pid"
+	Listen 127.0.0.1:$port
+	ServerName 127.0.0.1:$port
+	ErrorLog "$d/logs/error.log"
+	$user
+	LoadModule mpm_event_module      /usr/lib/apache2/modules/mod_mpm_event.so
+	LoadModule authz_core_module     /usr/lib/apache2/modules/mod_authz_core.so
+	LoadModule env_module            /usr/lib/apache2/modules/mod_env.so
+	LoadModule mime_module           /usr/lib/apache2/modules/mod_mime.so
+	LoadModule rewrite_module        /usr/lib/apache2/modules/mod_rewrite.so
+	LoadModule cgid_module           /usr/lib/apache2/modules/mod_cgid.so
+	LoadModule reqtimeout_module     /usr/lib/apache2/modules/mod_reqtimeout.so
+	TypesConfig /etc/mime.types
+	ScriptSock "$d/run/cgid.sock"
+	DocumentRoot "$docroot"
+	<Directory />
+	    AllowOverride None
+	    Options None
+	    Require all denied
+	</Directory>
+	<Directory "$docroot">
+	    AllowOverride FileInfo AuthConfig Options=ExecCGI
+	    Options FollowSymLinks
+	    Require all granted
+	</Directory>
+	<Files ".ht*">
+	    Require all denied
+	</Files>
+	CONF
+	apache2 -f "$d/httpd.conf" -k start 3>&- >&2 || { cat "$d/logs/error.log" >&2; return 1; }
+	deadline=$((SECONDS + 20))
+	until curl -s -o /dev/null "http://127.0.0.1:$port/"; do
+		[ $SECONDS -lt $deadline ] || { cat "$d/logs/error.log" >&2; return 1; }
+		sleep 0.1
+	done
+	echo "http://127.0.0.1:$port"
+}
+
 free_port() {
 	local p
 	while :; do
