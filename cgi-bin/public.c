@@ -159,10 +159,11 @@ slots_list(struct req *r)
 }
 
 static const struct route routes[] = {
-	{ "GET", "/api/venues", venues_list, AUTH_NONE, BODY_NONE },
-	{ "GET", "/api/venues/{venueId}", venue_get, AUTH_NONE, BODY_NONE },
-	{ "GET", "/api/venues/{venueId}/resources", venue_resources, AUTH_NONE, BODY_NONE },
-	{ "GET", "/api/resources/{id}/slots", slots_list, AUTH_NONE, BODY_NONE },
+	{ "GET", "/api/venues", venues_list, AUTH_NONE, BODY_NONE | ROUTE_REPLICA },
+	{ "GET", "/api/venues/{venueId}", venue_get, AUTH_NONE, BODY_NONE | ROUTE_REPLICA },
+	{ "GET", "/api/venues/{venueId}/resources", venue_resources, AUTH_NONE,
+	    BODY_NONE | ROUTE_REPLICA },
+	{ "GET", "/api/resources/{id}/slots", slots_list, AUTH_NONE, BODY_NONE | ROUTE_REPLICA },
 };
 
 int

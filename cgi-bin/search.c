@@ -88,7 +88,7 @@ search(struct req *r)
 }
 
 static const struct route routes[] = {
-	{ "GET", "/api/match/search", search, AUTH_PLAYER, BODY_NONE },
+	{ "GET", "/api/match/search", search, AUTH_PLAYER, BODY_NONE | ROUTE_REPLICA },
 };
 
 int

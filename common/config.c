@@ -45,6 +45,7 @@ config_get(void)
 	if (loaded)
 		return &cfg;
 	cfg.database_url = env_str("DATABASE_URL", DEFAULT_DATABASE_URL);
+	cfg.database_read_url = env_str("DATABASE_READ_URL", "");
 	cfg.jwt_public_key_file = env_str("JWT_PUBLIC_KEY_FILE", DEFAULT_KEY_FILE);
 	cfg.jwt_jwks_file = env_str("JWT_JWKS_FILE", "");
 	cfg.jwt_issuer = env_str("JWT_ISSUER", "https://auth.courts.local/");

@@ -4,6 +4,7 @@
 
 struct config {
 	const char	*database_url;		/* DATABASE_URL: libpq conninfo or URI */
+	const char	*database_read_url;	/* DATABASE_READ_URL: a read replica, "" for none */
 	const char	*jwt_public_key_file;	/* JWT_PUBLIC_KEY_FILE: PEM */
 	const char	*jwt_jwks_file;		/* JWT_JWKS_FILE: JWKS, "" for none; before the PEM */
 	const char	*jwt_issuer;		/* JWT_ISSUER */

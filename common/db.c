@@ -1,10 +1,14 @@
-/* db: one kept connection, a statement cache keyed by the SQL text, session-owned results. */
+/* db: a kept connection to the primary (and one to the read replica, when there is one),
+ * each with a statement cache keyed by the SQL text; session-owned results. */
 #include "db.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "config.h"
@@ -24,20 +28,31 @@ struct stmt {
 	bool		 prepared;
 };
 
-/* Process state: kept across requests. */
-static PGconn *conn;
-static struct stmt stmts[STMT_SLOTS];
+/* A server and what the process keeps of it across requests. */
+struct link {
+	PGconn		*conn;
+	struct stmt	 stmts[STMT_SLOTS];
+};
+
+static struct link primary, replica;
+
+/* The replica found unreachable: not tried again before this (CLOCK_REALTIME seconds). A
+ * plain CGI process lives for one request, so it learns it from a mark file that the one
+ * which found the replica down leaves in the temporary directory; the first to find it down
+ * after the pause logs one line. */
+#define REPLICA_PAUSE_S	30
+static time_t replica_down_until;
 
 /* Forgets which statements the server has prepared (a new connection has none); the texts
  * stay, so the slots keep their names. */
 static void
-stmt_cache_unprepare(void)
+stmt_cache_unprepare(struct link *l)
 {
 	size_t i;
 
 	for (i = 0; i < STMT_SLOTS; i++) {
-		stmts[i].prepared = false;
-		stmts[i].uses = 0;
+		l->stmts[i].prepared = false;
+		l->stmts[i].uses = 0;
 	}
 }
 
@@ -53,13 +68,13 @@ fnv1a(const char *s)
 
 /* The cache slot of sql's text, claimed if new; NULL when the cache is full. */
 static struct stmt *
-stmt_lookup(const char *sql)
+stmt_lookup(struct link *l, const char *sql)
 {
 	uint32_t h = fnv1a(sql);
 	size_t i;
 
 	for (i = 0; i < STMT_SLOTS; i++) {
-		struct stmt *s = &stmts[(h + i) % STMT_SLOTS];
+		struct stmt *s = &l->stmts[(h + i) % STMT_SLOTS];
 
 		if (s->sql != NULL && s->hash == h && strcmp(s->sql, sql) == 0)
 			return s;
@@ -82,7 +97,7 @@ error_set(struct db *d, const char *sqlstate, const char *message)
 }
 
 static void
-connect_failed(struct db *d)
+connect_failed(struct db *d, PGconn *conn)
 {
 	char msg[sizeof d->err.message];
 
@@ -91,40 +106,110 @@ connect_failed(struct db *d)
 }
 
 static bool
-db_connect(struct db *d)
+link_connect(struct db *d, struct link *l, const char *url)
 {
 	static const char *const keys[] = { "dbname", "options", "application_name",
 	    "connect_timeout", NULL };
 	const char *values[5];
 
-	if (conn != NULL && PQstatus(conn) == CONNECTION_OK)
+	if (l->conn != NULL && PQstatus(l->conn) == CONNECTION_OK)
 		return true;
-	if (conn != NULL) {
-		PQreset(conn);
-		stmt_cache_unprepare();
-		if (PQstatus(conn) == CONNECTION_OK)
+	if (l->conn != NULL) {
+		PQreset(l->conn);
+		stmt_cache_unprepare(l);
+		if (PQstatus(l->conn) == CONNECTION_OK)
 			return true;
-		connect_failed(d);
+		connect_failed(d, l->conn);
 		return false;
 	}
-	values[0] = config_get()->database_url;
+	values[0] = url;
 	/* UTC session: timestamps are formatted in SQL; venue zones are explicit there. A
 	 * transaction pooler drops these: its server sessions must set the same (README) */
 	values[1] = "-c TimeZone=UTC -c statement_timeout=15000";
 	values[2] = log_program();
 	values[3] = "5";
 	values[4] = NULL;
-	conn = PQconnectdbParams(keys, values, 1);
-	stmt_cache_unprepare();
-	if (PQstatus(conn) != CONNECTION_OK) {
-		connect_failed(d);
+	l->conn = PQconnectdbParams(keys, values, 1);
+	stmt_cache_unprepare(l);
+	if (PQstatus(l->conn) != CONNECTION_OK) {
+		connect_failed(d, l->conn);
 		return false;
 	}
 	return true;
 }
 
+/* The mark file of the replica's pause, one per DATABASE_READ_URL and user. */
 static void
-error_record(struct db *d, const PGresult *res)
+replica_mark_path(char *path, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(path, size, "%s/courts-replica-down.%u.%08x", tmp != NULL && *tmp == '/' ? tmp :
+	    "/tmp", (unsigned)getuid(), (unsigned)fnv1a(config_get()->database_read_url));
+}
+
+/* true while the replica is to be left alone, this process's word or another's */
+static bool
+replica_paused(void)
+{
+	char path[512];
+	struct stat st;
+	time_t now = time(NULL);
+
+	if (now < replica_down_until)
+		return true;
+	replica_mark_path(path, sizeof path);
+	if (stat(path, &st) == 0 && st.st_mtime > now - REPLICA_PAUSE_S) {
+		replica_down_until = st.st_mtime + REPLICA_PAUSE_S;
+		return true;
+	}
+	return false;
+}
+
+/* The replica did not answer: reads go to the primary for REPLICA_PAUSE_S seconds, and the
+ * first process to find it so after a pause says it once. */
+static void
+replica_failed(const struct db *d)
+{
+	char path[512];
+	struct stat st;
+	time_t now = time(NULL);
+	bool fresh;
+	FILE *f;
+
+	replica_down_until = now + REPLICA_PAUSE_S;
+	replica_mark_path(path, sizeof path);
+	fresh = !(stat(path, &st) == 0 && st.st_mtime > now - 2 * REPLICA_PAUSE_S);
+	if ((f = fopen(path, "w")) != NULL)
+		fclose(f);
+	if (fresh) {
+		char why[sizeof d->err.message];
+
+		/* libpq's message runs over lines: its first says it */
+		snprintf(why, sizeof why, "%s", d->err.message);
+		why[strcspn(why, "\n")] = '\0';
+		log_msg(NULL, "error", "DATABASE_READ_URL does not answer (%s); reading from the "
+		    "primary, trying it again every %d s", why, REPLICA_PAUSE_S);
+	}
+}
+
+/* The link the session's statements go to, connected; NULL when it cannot be. A session on
+ * the replica whose replica does not answer goes on, for good, on the primary. */
+static struct link *
+db_connect(struct db *d)
+{
+	if (d->replica && !d->in_tx) {
+		if (!replica_paused() && link_connect(d, &replica, config_get()->database_read_url))
+			return &replica;
+		if (!replica_paused())
+			replica_failed(d);
+		d->replica = false;
+	}
+	return link_connect(d, &primary, config_get()->database_url) ? &primary : NULL;
+}
+
+static void
+error_record(struct db *d, PGconn *conn, const PGresult *res)
 {
 	const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	const char *cons = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
@@ -139,14 +224,15 @@ error_record(struct db *d, const PGresult *res)
 }
 
 static PGresult *
-exec_once(const char *sql, int n, const char *const *params)
+exec_once(struct link *l, const char *sql, int n, const char *const *params)
 {
-	struct stmt *s = config_get()->db_prepare ? stmt_lookup(sql) : NULL;
+	struct stmt *s = config_get()->db_prepare ? stmt_lookup(l, sql) : NULL;
+	PGconn *conn = l->conn;
 	char name[24];
 
 	if (s == NULL)
 		return PQexecParams(conn, sql, n, NULL, params, NULL, NULL, 0);
-	snprintf(name, sizeof name, "s%zu", (size_t)(s - stmts));
+	snprintf(name, sizeof name, "s%zu", (size_t)(s - l->stmts));
 	/* prepare on second use: a plain CGI process runs each statement once and pays no
 	 * extra round trip; a FastCGI process prepares what it runs again and again */
 	if (!s->prepared && ++s->uses >= 2 &&
@@ -174,22 +260,23 @@ db_exec_n(struct db *d, const char *sql, int n, const char *const *params)
 	PGresult *res = NULL;
 	ExecStatusType st;
 	struct db_result *node;
+	struct link *l;
 	int attempt;
 
 	memset(&d->err, 0, sizeof d->err);
 	for (attempt = 0; attempt < 2; attempt++) {
-		if (!db_connect(d))
+		if ((l = db_connect(d)) == NULL)
 			return NULL;
-		res = exec_once(sql, n, params);
+		res = exec_once(l, sql, n, params);
 		st = PQresultStatus(res);
 		if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
 			break;
-		error_record(d, res);
+		error_record(d, l->conn, res);
 		PQclear(res);
 		res = NULL;
 		/* a server restart kills a kept connection: reconnect and retry once, but never in
 		 * the middle of a transaction, whose earlier work is gone */
-		if (PQstatus(conn) != CONNECTION_BAD || d->in_tx)
+		if (PQstatus(l->conn) != CONNECTION_BAD || d->in_tx)
 			break;
 	}
 	if (res == NULL)
@@ -231,17 +318,28 @@ db_end(struct db *d)
 	for (n = d->results; n != NULL; n = n->next)
 		PQclear(n->res);
 	d->results = NULL;
-	if (conn != NULL && PQstatus(conn) == CONNECTION_OK &&
-	    PQtransactionStatus(conn) != PQTRANS_IDLE)
-		PQclear(PQexec(conn, "ROLLBACK"));
+	if (primary.conn != NULL && PQstatus(primary.conn) == CONNECTION_OK &&
+	    PQtransactionStatus(primary.conn) != PQTRANS_IDLE)
+		PQclear(PQexec(primary.conn, "ROLLBACK"));
 	d->in_tx = false;
+	d->replica = false;
+}
+
+void
+db_read_replica(struct db *d)
+{
+	const char *url = config_get()->database_read_url;
+
+	d->replica = url[0] != '\0' && !d->in_tx;
 }
 
 bool
 db_unavailable(const struct db *d)
 {
+	const struct link *l = d->replica ? &replica : &primary;
+
 	return strncmp(d->err.sqlstate, "08", 2) == 0 || strncmp(d->err.sqlstate, "57P", 3) == 0 ||
-	    conn == NULL || PQstatus(conn) != CONNECTION_OK;
+	    l->conn == NULL || PQstatus(l->conn) != CONNECTION_OK;
 }
 
 const char *
@@ -256,15 +354,22 @@ db_ping(struct db *d)
 	return db_exec_n(d, "SELECT 1", 0, NULL) != NULL;
 }
 
-void
-db_close(void)
+static void
+link_close(struct link *l)
 {
 	size_t i;
 
-	if (conn != NULL)
-		PQfinish(conn);
-	conn = NULL;
+	if (l->conn != NULL)
+		PQfinish(l->conn);
+	l->conn = NULL;
 	for (i = 0; i < STMT_SLOTS; i++)
-		free(stmts[i].sql);
-	memset(stmts, 0, sizeof stmts);
+		free(l->stmts[i].sql);
+	memset(l->stmts, 0, sizeof l->stmts);
+}
+
+void
+db_close(void)
+{
+	link_close(&primary);
+	link_close(&replica);
 }

@@ -31,6 +31,7 @@ struct db {
 	struct arena		*a;		/* holds the bookkeeping of the results */
 	struct db_result	*results;	/* cleared by db_end() */
 	bool			 in_tx;
+	bool			 replica;	/* statements go to DATABASE_READ_URL */
 	struct db_error		 err;
 };
 
@@ -53,6 +54,13 @@ int db_commit(struct db *d);
 /* Ends the session: rolls back a transaction still open and clears its results. The
  * session may be used again afterwards. */
 void db_end(struct db *d);
+
+/* From now until db_end(), the session's statements go to the read replica
+ * (DATABASE_READ_URL), whose answers may lag the primary by its replication delay: for
+ * read-only answers that may be that stale, never for a write or a check before one. Without
+ * DATABASE_READ_URL, or while the replica does not answer (logged once, tried again every
+ * 30 s), they go to the primary as before. Not inside a transaction. */
+void db_read_replica(struct db *d);
 
 /* true when the last failure was the server being unreachable or shutting down. */
 bool db_unavailable(const struct db *d);

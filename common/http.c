@@ -236,6 +236,9 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 	}
 	if ((rt->flags & ROUTE_IDEMPOTENT) && idempotency_claim(r, p) != 0)
 		return;
+	/* after the caller's user and budget, which are the primary's */
+	if (rt->flags & ROUTE_REPLICA)
+		db_read_replica(r->db);
 	rt->handler(r);
 	if (!r->answered) {
 		log_msg(r, "error", "handler for %s %s gave no answer", r->method, rt->pattern);

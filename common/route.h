@@ -24,6 +24,7 @@ enum auth_level {
 #define BODY_NONE		0x0u	/* any body is ignored */
 #define BODY_JSON		0x1u	/* a JSON object is required */
 #define ROUTE_IDEMPOTENT	0x2u	/* a write that honours Idempotency-Key (idem.h) */
+#define ROUTE_REPLICA		0x4u	/* a read whose answer may lag: DATABASE_READ_URL (db.h) */
 
 typedef void (*handler_fn)(struct req *);
 
@@ -32,7 +33,7 @@ struct route {
 	const char	*pattern;	/* "/api/owner/venues/{venueId}"; {x} is a UUID, {x:date} a date */
 	handler_fn	 handler;
 	enum auth_level	 auth;
-	unsigned	 flags;		/* BODY_NONE or BODY_JSON, | ROUTE_IDEMPOTENT */
+	unsigned	 flags;		/* BODY_NONE or BODY_JSON, | ROUTE_IDEMPOTENT, ROUTE_REPLICA */
 };
 
 /* true when path (decoded) has the shape of pattern; the {name} segments are captured

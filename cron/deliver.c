@@ -17,13 +17,13 @@
  *   Content-Type: application/json
  *   Idempotency-Key: <notification id>
  *   Courts-Delivery-Attempt: <1, 2, ...>
- *   Courts-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>
+ *   Courts-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>" with the secret>
  * and the body {"id", "type", "createdAt", "recipient": {"id", "issuer", "subject"}, "payload"}.
  *
  * The secret is NOTIFY_WEBHOOK_SECRET or the first line of the file NOTIFY_WEBHOOK_SECRET_FILE
- * (at least 16 characters). Output: one summary line on stdout; exit 0, 1 when the database or curl failed (what was
- * marked stays marked), 2 for a usage or settings error. Nothing is done, quietly, while
- * NOTIFY_WEBHOOK_URL is unset.
+ * (at least 16 characters). Output: one summary line on stdout; exit 0, 1 when the database
+ * or curl failed (what was marked stays marked), 2 for a usage or settings error. Nothing is
+ * done, quietly, while NOTIFY_WEBHOOK_URL is unset.
  *
  *   build/cron/deliver --list-dead     the dead notifications, one per line (id, type,
  *                                      attempts, dead since, last error), tab-separated

@@ -97,6 +97,29 @@ pg_start() {
 		-c "CREATE EXTENSION IF NOT EXISTS btree_gist" >/dev/null
 }
 
+# A streaming replica of the cluster of STATE in REPLICA (pg_basebackup -R: a hot standby
+# that follows the primary), with its own Unix socket REPLICA/pgsock; started again as it was
+# when REPLICA already holds one. Prints its conninfo, for DATABASE_READ_URL.
+replica_start() {
+	local state=$1 r=$2 bin
+	bin=$(pg_bin)
+	mkdir -p "$r/pg" "$r/pgsock" "$r/log"
+	chmod 755 "$r" "$r/pgsock"
+	chmod 700 "$r/pg"
+	touch "$r/log/postgresql.log"
+	pg_owner "$r/pg" "$r/pgsock" "$r/log/postgresql.log"
+	if [ ! -f "$r/pg/PG_VERSION" ]; then
+		as_pg "$bin/pg_basebackup" -h "$state/pgsock" -U postgres -D "$r/pg" -R -X stream \
+			-c fast >"$r/log/basebackup.log" 2>&1 || { cat "$r/log/basebackup.log" >&2; exit 1; }
+	fi
+	pg_conf "$r"
+	if ! as_pg "$bin/pg_ctl" -D "$r/pg" -l "$r/log/postgresql.log" -w -t 60 start >/dev/null; then
+		cat "$r/log/postgresql.log" >&2
+		exit 1
+	fi
+	echo "host='${r//\'/\\\'}/pgsock' port=5432 dbname=courts user=courts"
+}
+
 pg_stop() {
 	local state=$1
 	[ -f "$state/pg/postmaster.pid" ] || return 0
@@ -362,7 +385,7 @@ apache_stop() {
 }
 
 # Settings the CGI programs read (common/config.c); only those set are handed to Apache.
-CONFIG_VARS="DATABASE_URL JWT_PUBLIC_KEY_FILE JWT_JWKS_FILE JWT_ISSUER JWT_AUDIENCE JWT_ALGORITHM JWT_ROLES_CLAIM
+CONFIG_VARS="DATABASE_URL DATABASE_READ_URL JWT_PUBLIC_KEY_FILE JWT_JWKS_FILE JWT_ISSUER JWT_AUDIENCE JWT_ALGORITHM JWT_ROLES_CLAIM
 DEFAULT_TIMEZONE BASE_PATH PAYMENT_HOLD_SECONDS CHECKIN_RADIUS_M CHECKIN_MAX_ACCURACY_M
 MIN_RELIABILITY DB_PREPARE MAX_UNPAID_HOLDS MAX_PENDING_VENUES WRITE_BUDGET_PER_MINUTE
 WRITE_BUDGET_BURST"
@@ -541,11 +564,26 @@ apache)
 	apache_start "$state" "$port" "$mode"
 	;;
 stop-apache)
+	# an extra server of the suite: its Apache, its pgbouncer, a replica cluster it holds
 	[ -d "$2" ] || exit 0
 	state=$(abs "$2")
 	cd /
 	apache_stop "$state"
 	pgb_stop "$state"
+	pg_stop "$state"
+	;;
+replica)
+	# a streaming replica of STATE's cluster in REPLICA (tests, and trials of
+	# DATABASE_READ_URL); prints its conninfo. Stopped by `replica-stop REPLICA`.
+	state=$(abs "$2") r=$(abs "$3")
+	cd /
+	replica_start "$state" "$r"
+	;;
+replica-stop)
+	[ -d "$2" ] || exit 0
+	state=$(abs "$2")
+	cd /
+	pg_stop "$state"
 	;;
 graceful)
 	# a graceful restart of the Apache of STATE, as an operator's `apache2 -k graceful`
@@ -560,7 +598,7 @@ restart-pg)
 		-l "$state/log/postgresql.log" >/dev/null
 	;;
 *)
-	echo "usage: $0 check STATE PORT | start STATE PORT MODE BUILD | stop STATE" >&2
+	echo "usage: $0 check STATE PORT | start STATE PORT MODE BUILD | stop STATE | replica STATE REPLICA | replica-stop REPLICA" >&2
 	exit 2
 	;;
 esac

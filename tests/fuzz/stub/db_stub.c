@@ -111,6 +111,12 @@ db_end(struct db *d)
 	d->in_tx = false;
 }
 
+void
+db_read_replica(struct db *d)
+{
+	d->replica = false;	/* one stubbed server: reads and writes alike */
+}
+
 bool
 db_unavailable(const struct db *d)
 {
