@@ -194,15 +194,18 @@ replica_failed(const struct db *d)
 }
 
 /* The link the session's statements go to, connected; NULL when it cannot be. A session on
- * the replica whose replica does not answer goes on, for good, on the primary. */
+ * the replica whose replica does not answer goes on, for good, on the primary (not in the
+ * middle of a transaction, which it fails). */
 static struct link *
 db_connect(struct db *d)
 {
-	if (d->replica && !d->in_tx) {
+	if (d->replica) {
 		if (!replica_paused() && link_connect(d, &replica, config_get()->database_read_url))
 			return &replica;
 		if (!replica_paused())
 			replica_failed(d);
+		if (d->in_tx)
+			return NULL;
 		d->replica = false;
 	}
 	return link_connect(d, &primary, config_get()->database_url) ? &primary : NULL;
@@ -310,6 +313,15 @@ db_commit(struct db *d)
 	return res == NULL ? -1 : 0;
 }
 
+/* a transaction left open on l is rolled back */
+static void
+link_rollback(struct link *l)
+{
+	if (l->conn != NULL && PQstatus(l->conn) == CONNECTION_OK &&
+	    PQtransactionStatus(l->conn) != PQTRANS_IDLE)
+		PQclear(PQexec(l->conn, "ROLLBACK"));
+}
+
 void
 db_end(struct db *d)
 {
@@ -318,9 +330,8 @@ db_end(struct db *d)
 	for (n = d->results; n != NULL; n = n->next)
 		PQclear(n->res);
 	d->results = NULL;
-	if (primary.conn != NULL && PQstatus(primary.conn) == CONNECTION_OK &&
-	    PQtransactionStatus(primary.conn) != PQTRANS_IDLE)
-		PQclear(PQexec(primary.conn, "ROLLBACK"));
+	link_rollback(&primary);
+	link_rollback(&replica);
 	d->in_tx = false;
 	d->replica = false;
 }
