@@ -4,6 +4,8 @@
 # operator, never held by two deliverers at once. The receiver is tests/webhook-receiver.mjs
 # on 127.0.0.1, which verifies each signature as a real one would.
 
+bats_require_minimum_version 1.5.0
+
 load test_helper
 load match_helper
 
