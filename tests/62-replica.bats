@@ -41,9 +41,11 @@ replica_sql() {
 }
 
 # caught_up: waits (at most 30 s) until the replica has replayed all the primary has written.
+# The insert position, not the write position: the suite's cluster commits asynchronously, so
+# the last commits may still be in WAL buffers, behind the write position.
 caught_up() {
 	local lsn i
-	lsn=$(sql "SELECT pg_current_wal_lsn()")
+	lsn=$(sql "SELECT pg_current_wal_insert_lsn()")
 	for i in $(seq 1 300); do
 		[ "$(replica_sql "SELECT pg_last_wal_replay_lsn() >= '$lsn'::pg_lsn")" = t ] && return 0
 		sleep 0.1
@@ -79,7 +81,13 @@ pause() {
 	req GET "/api/match/search?lat=$LAT&lng=$LNG&date=$(local_date 3)&startTimeFrom=09:00:00&startTimeTo=10:00:00" \
 		-b "$REPLICA_URL" -t "$(token "searcher-$RUN")"
 	expect 200
-	[ "$(jqr '.[0].venueName')" = "Club Central" ]
+	[ "$(jqr '.[0].venueName')" = "Club Central" ] || {
+		echo "search answered: $HTTP_BODY; replica at $(replica_sql "SELECT pg_last_wal_replay_lsn()
+			|| ' ' || pg_get_wal_replay_pause_state()"), primary at $(sql "SELECT pg_current_wal_insert_lsn()")" >&2
+		replica_sql "SELECT count(*) || ' courts, ' || (SELECT count(*) FROM resource_schedules) || ' schedules'
+			FROM resources" >&2
+		return 1
+	}
 	# read from the primary: the owner's own list sees the change at once
 	req GET /api/owner/venues -b "$REPLICA_URL" -t "$(token "$OWNER" OWNER)"
 	expect 200
