@@ -45,9 +45,11 @@ answered() {
 }
 
 @test "five graceful restarts under load: every request answered, none with a 5xx" {
-	# mod_fcgid's process manager says so when a restart ends it; mod_cgid's daemon race
+	# mod_fcgid's process manager says so when a restart ends it; mod_cgid's daemon race (the
+	# new daemon's socket not yet open to the server's user: AH01257, Permission denied)
 	expect_log apache 'mod_fcgid: server is restarted, pid [0-9]+ must exit'
 	expect_log apache "AH10246: .*failed reading PID from cgi daemon|mod_fcgid: can't apply process slot"
+	expect_log apache 'AH01257: stderr from .*/cgi-bin/[a-z]+\.cgi: unable to connect to cgi daemon after multiple tries'
 	state="$COURTS_STATE/extra-restart"
 	log="$state/apache/logs/error.log"
 	pids=()
