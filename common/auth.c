@@ -188,42 +188,6 @@ auth_preload(void)
 	return key_load();
 }
 
-static int
-b64val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z') return c - 'A';
-	if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-	if (c >= '0' && c <= '9') return c - '0' + 52;
-	if (c == '-') return 62;
-	if (c == '_') return 63;
-	return -1;
-}
-
-long
-auth_b64url_decode(const char *in, size_t len, unsigned char *out)
-{
-	unsigned long acc = 0;
-	size_t i;
-	long n = 0;
-	int bits = 0, v;
-
-	if (len % 4 == 1)
-		return -1;
-	for (i = 0; i < len; i++) {
-		if ((v = b64val((unsigned char)in[i])) < 0)
-			return -1;
-		acc = (acc << 6) | (unsigned long)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[n++] = (unsigned char)(acc >> bits);
-			acc &= (1UL << bits) - 1;
-		}
-	}
-	/* leftover bits must be zero, or two spellings would verify as one signature */
-	return acc == 0 ? n : -1;
-}
-
 /* JWS ES256 signatures are r||s; OpenSSL wants DER. Returns the DER length or -1. */
 static int
 es256_to_der(const unsigned char *sig, long len, unsigned char *der, size_t cap)
@@ -264,7 +228,7 @@ signature_ok(const struct jwk *k, const char *input, size_t input_len, const cha
 	bool ok;
 
 	if (sig64_len == 0 || sig64_len > (SIG_MAX * 4) / 3 ||
-	    (len = auth_b64url_decode(sig64, sig64_len, sig)) <= 0)
+	    (len = b64url_decode(sig64, sig64_len, sig)) <= 0)
 		return false;
 	if (k->alg == JWK_ES256) {
 		int n = es256_to_der(sig, len, der, sizeof der);

@@ -42,10 +42,6 @@ int auth_request_or_problem(struct req *r, const char *authorization, unsigned n
  * borrowed from authorization; NULL when the header is absent, of another scheme or empty. */
 const char *auth_bearer_token(const char *authorization);
 
-/* Strict base64url (no padding, canonical trailing bits) into out; returns the decoded length
- * or -1. out must hold at least (len * 3) / 4 bytes. */
-long auth_b64url_decode(const char *in, size_t len, unsigned char *out);
-
 /* Reads the keys now rather than at the first request: a FastCGI worker does at its start,
  * so that it has keys to keep if the file is broken later. false when there are none
  * (logged once). */

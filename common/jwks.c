@@ -8,10 +8,45 @@
 #include <openssl/core_names.h>
 #include <openssl/param_build.h>
 
-#include "auth.h"
 
 #define JWK_FIELD_MAX	1024	/* bytes of a decoded n: 8192-bit RSA */
 #define RSA_MIN_BITS	2048
+
+static int
+b64val(unsigned char c)
+{
+	if (c >= 'A' && c <= 'Z') return c - 'A';
+	if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+	if (c >= '0' && c <= '9') return c - '0' + 52;
+	if (c == '-') return 62;
+	if (c == '_') return 63;
+	return -1;
+}
+
+long
+b64url_decode(const char *in, size_t len, unsigned char *out)
+{
+	unsigned long acc = 0;
+	size_t i;
+	long n = 0;
+	int bits = 0, v;
+
+	if (len % 4 == 1)
+		return -1;
+	for (i = 0; i < len; i++) {
+		if ((v = b64val((unsigned char)in[i])) < 0)
+			return -1;
+		acc = (acc << 6) | (unsigned long)v;
+		bits += 6;
+		if (bits >= 8) {
+			bits -= 8;
+			out[n++] = (unsigned char)(acc >> bits);
+			acc &= (1UL << bits) - 1;
+		}
+	}
+	/* leftover bits must be zero, or two spellings would verify as one signature */
+	return acc == 0 ? n : -1;
+}
 
 /* the base64url member name of object o, decoded into out (cap bytes); its length or -1 */
 static long
@@ -25,7 +60,7 @@ b64_member(const cJSON *o, const char *name, unsigned char *out, size_t cap)
 	len = strlen(v->valuestring);
 	if (len == 0 || (len * 3) / 4 > cap)
 		return -1;
-	return auth_b64url_decode(v->valuestring, len, out);
+	return b64url_decode(v->valuestring, len, out);
 }
 
 /* a string member, or NULL when it is absent; *bad is set when it is there but no string */

@@ -29,6 +29,11 @@ struct jwks {
 	struct jwk	keys[JWKS_MAX];
 };
 
+/* Strict base64url as JOSE writes it (no padding, canonical trailing bits) into out; returns
+ * the decoded length or -1. out must hold at least (len * 3) / 4 bytes. JWT segments and
+ * paging cursors use it too. */
+long b64url_decode(const char *in, size_t len, unsigned char *out);
+
 /* Parses a JWKS document of len bytes into *set (which it owns until jwks_free). Returns the
  * number of usable keys, 0 when there is none (*why says so), or -1 when the text is not a
  * JWKS document (*why says why); on 0 and -1, *set holds nothing. */

@@ -6,9 +6,9 @@
 
 #include <cJSON.h>
 
-#include "auth.h"
 #include "config.h"
 #include "input.h"
+#include "jwks.h"
 #include "page.h"
 #include "problem.h"
 #include "req.h"
@@ -117,7 +117,7 @@ cursor_key(struct req *r, const char *cursor, const char *keys)
 	if (n > CURSOR_MAX)
 		return NULL;
 	raw = arena_alloc(r->a, n + 1);
-	if ((len = auth_b64url_decode(cursor, n, raw)) <= 0)
+	if ((len = b64url_decode(cursor, n, raw)) <= 0)
 		return NULL;
 	raw[len] = '\0';
 	if (strlen((char *)raw) != (size_t)len || (doc = cJSON_Parse((char *)raw)) == NULL)

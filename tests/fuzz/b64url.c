@@ -1,7 +1,7 @@
-/* Fuzz target b64url: the strict base64url decoder of JWT segments (auth_b64url_decode).
+/* Fuzz target b64url: the strict base64url decoder of JWT segments (b64url_decode).
  * Input: the characters of one segment. */
 #include "fuzz.h"
-#include "auth.h"
+#include "jwks.h"
 
 static const char alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -38,7 +38,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	long n;
 
 	FUZZ_CHECK(out != NULL && again != NULL);
-	n = auth_b64url_decode((const char *)data, size, out);
+	n = b64url_decode((const char *)data, size, out);
 	if (n >= 0) {
 		/* canonical: one spelling per byte string, so encoding gives the input back */
 		FUZZ_CHECK((size_t)n == size * 3 / 4);

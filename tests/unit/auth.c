@@ -209,28 +209,28 @@ test_b64url(void)
 
 	for (i = 0; i < sizeof vec / sizeof vec[0]; i++) {
 		memset(out, 0, sizeof out);
-		n = auth_b64url_decode(vec[i].in, strlen(vec[i].in), out);
+		n = b64url_decode(vec[i].in, strlen(vec[i].in), out);
 		snprintf(name, sizeof name, "b64url: '%s' decodes to '%s'", vec[i].in, vec[i].out);
 		CHECK(n == (long)strlen(vec[i].out) && memcmp(out, vec[i].out, (size_t)n) == 0,
 		    name);
 	}
-	n = auth_b64url_decode("-_8", 3, out);
+	n = b64url_decode("-_8", 3, out);
 	CHECK(n == 2 && out[0] == 0xfb && out[1] == 0xff, "b64url: '-' and '_' are 62 and 63");
-	CHECK(auth_b64url_decode("Zg==", 4, out) == -1, "b64url: padding '==' refused");
-	CHECK(auth_b64url_decode("Zm8=", 4, out) == -1, "b64url: padding '=' refused");
-	CHECK(auth_b64url_decode("Zh", 2, out) == -1,
+	CHECK(b64url_decode("Zg==", 4, out) == -1, "b64url: padding '==' refused");
+	CHECK(b64url_decode("Zm8=", 4, out) == -1, "b64url: padding '=' refused");
+	CHECK(b64url_decode("Zh", 2, out) == -1,
 	    "b64url: non-zero trailing bits refused ('Zh' would also read as 'f')");
-	CHECK(auth_b64url_decode("Zm9", 3, out) == -1,
+	CHECK(b64url_decode("Zm9", 3, out) == -1,
 	    "b64url: non-canonical 3-character group refused ('Zm9' would read as 'fo')");
-	CHECK(auth_b64url_decode("Z", 1, out) == -1, "b64url: one leftover character refused");
-	CHECK(auth_b64url_decode("Zm9vY", 5, out) == -1, "b64url: length 4n+1 refused");
-	CHECK(auth_b64url_decode("+/8", 3, out) == -1, "b64url: standard alphabet '+' '/' refused");
-	CHECK(auth_b64url_decode("Zm 9v", 5, out) == -1, "b64url: space refused");
-	CHECK(auth_b64url_decode("Zm.9", 4, out) == -1, "b64url: dot refused");
-	CHECK(auth_b64url_decode("Zm\0v", 4, out) == -1, "b64url: NUL inside refused");
-	CHECK(auth_b64url_decode("Zm9v\xc3\xa9", 6, out) == -1, "b64url: non-ASCII refused");
+	CHECK(b64url_decode("Z", 1, out) == -1, "b64url: one leftover character refused");
+	CHECK(b64url_decode("Zm9vY", 5, out) == -1, "b64url: length 4n+1 refused");
+	CHECK(b64url_decode("+/8", 3, out) == -1, "b64url: standard alphabet '+' '/' refused");
+	CHECK(b64url_decode("Zm 9v", 5, out) == -1, "b64url: space refused");
+	CHECK(b64url_decode("Zm.9", 4, out) == -1, "b64url: dot refused");
+	CHECK(b64url_decode("Zm\0v", 4, out) == -1, "b64url: NUL inside refused");
+	CHECK(b64url_decode("Zm9v\xc3\xa9", 6, out) == -1, "b64url: non-ASCII refused");
 	/* the length given counts, not the terminator */
-	n = auth_b64url_decode("Zm9vYmFy", 4, out);
+	n = b64url_decode("Zm9vYmFy", 4, out);
 	CHECK(n == 3 && memcmp(out, "foo", 3) == 0, "b64url: decodes only len characters");
 }
 
