@@ -4,7 +4,8 @@
  * The whole answer is one statement (sql/0007_search.sql, match_search, run by
  * match_search_answer of sql/0015_availability.sql with bitmap scans off): venues nearest
  * first from venues_earth_idx, stopping once `limit` slots are found, and eligible players
- * counted nearest first up to 100, so a search costs about the same in a dense city as in a
+ * counted up to 100, from per-cell counts where a city has more than that (sql/0017) and
+ * nearest first otherwise, so a search costs about the same in a dense city as in a
  * village. */
 #include <string.h>
 

@@ -88,6 +88,10 @@ model_split() {
 	for ((k = 0; k < procs; k++)); do
 		agrees "$(cat "$BATS_TEST_TMPDIR/model-$k.out")" "${counts[k]}"
 	done
+	# the sweepers' scores and bans went through the triggers of the eligible-player cells
+	for db in courts ${SCRATCH:-}; do
+		[ "$(psql "$(admin_on "$db")" -X -tA -c "SELECT count(*) FROM player_home_cells_drift()")" = 0 ]
+	done
 }
 
 @test "thousands of random sequences, one or two sweepers at a time, agree with the model" {
@@ -99,6 +103,7 @@ model_split() {
 		report "$output"
 		[ "$status" -eq 0 ]
 		agrees "$output" 200
+		[ "$(sql "SELECT count(*) FROM player_home_cells_drift()")" = 0 ]
 	fi
 	# two sweepers at once took part
 	[[ "$output" =~ \(([0-9]+)\ with\ two\ sweepers\) ]]
