@@ -386,7 +386,7 @@ apache_stop() {
 
 # Settings the CGI programs read (common/config.c); only those set are handed to Apache.
 CONFIG_VARS="DATABASE_URL DATABASE_READ_URL JWT_PUBLIC_KEY_FILE JWT_JWKS_FILE JWT_ISSUER JWT_AUDIENCE JWT_ALGORITHM JWT_ROLES_CLAIM
-DEFAULT_TIMEZONE BASE_PATH PAYMENT_HOLD_SECONDS CHECKIN_RADIUS_M CHECKIN_MAX_ACCURACY_M
+DEFAULT_TIMEZONE BASE_PATH PUBLIC_URL PAYMENT_HOLD_SECONDS CHECKIN_RADIUS_M CHECKIN_MAX_ACCURACY_M
 MIN_RELIABILITY DB_PREPARE MAX_UNPAID_HOLDS MAX_PENDING_VENUES WRITE_BUDGET_PER_MINUTE
 WRITE_BUDGET_BURST"
 
@@ -565,12 +565,14 @@ apache)
 	;;
 stop-apache)
 	# an extra server of the suite: its Apache, its pgbouncer, a replica cluster it holds
+	# (only a replica: the main cluster of a state directory outlives its Apache, which
+	# bench/run.sh restarts for every mode)
 	[ -d "$2" ] || exit 0
 	state=$(abs "$2")
 	cd /
 	apache_stop "$state"
 	pgb_stop "$state"
-	pg_stop "$state"
+	[ ! -f "$state/pg/standby.signal" ] || pg_stop "$state"
 	;;
 replica)
 	# a streaming replica of STATE's cluster in REPLICA (tests, and trials of
