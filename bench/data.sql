@@ -27,8 +27,9 @@ SELECT setseed(0.4242);
 
 -- settings that make the load itself faster; they end with the transaction. With
 -- session_replication_role = replica no trigger fires: no foreign-key checks (every id is
--- derived from the same numbers) and no match_players counter trigger (the rows carry their
--- team counters, checked at the end).
+-- derived from the same numbers), no match_players counter trigger (the rows carry their
+-- team counters, checked at the end) and no players cell trigger (the cells are filled at
+-- the end).
 SET LOCAL synchronous_commit = off;
 SET LOCAL work_mem = '64MB';
 SET LOCAL session_replication_role = replica;
@@ -158,6 +159,11 @@ BEGIN
         RAISE EXCEPTION 'bench data: team counters do not match match_players';
     END IF;
 END $$;
+
+-- what the players' statement triggers would have kept: the eligible-player cells
+-- (sql/0017_eligible_cells.sql)
+INSERT INTO player_home_cells (cell_lat, cell_lng, skill_level, reliability_score, players)
+SELECT cell_lat, cell_lng, skill_level, reliability_score, players FROM player_home_cells_counted;
 
 COMMIT;
 
