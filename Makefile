@@ -73,7 +73,7 @@ SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-p
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
 	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos clang \
-	libclang-rt-14-dev pgbouncer chromium systemd
+	libclang-rt-14-dev pgbouncer chromium systemd python3-icalendar
 # Node.js and npm build and check the API's description (openapi/): Debian's packages unless
 # the machine already has a node and an npm of its own (NodeSource's nodejs includes npm)
 NODE_PACKAGES := nodejs npm

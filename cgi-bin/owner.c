@@ -378,6 +378,31 @@ venue_image_delete(struct req *r)
 	sql_commit_and_no_content(r);
 }
 
+/* ---- calendar feed ------------------------------------------------------------------ */
+
+/* GET /api/owner/venues/{venueId}/calendar: 200 {"url"}, the venue's calendar feed (every
+ * court's booked time, no players named; served by the players program), made on first use;
+ * 400, 401, 403, 404 not the caller's venue. */
+static void
+venue_calendar_get(struct req *r)
+{
+	sql_send_json(r, 200, "Venue",
+	    "SELECT json_build_object('url', $3 || calendar_feed(NULL, v.id, false) || '.ics') "
+	    "  FROM venues v WHERE v.id = $1::uuid AND v.owner_id = $2::uuid",
+	    req_param(r, "venueId"), r->user_id, http_url(r, "/api/calendar/"));
+}
+
+/* POST /api/owner/venues/{venueId}/calendar/rotate: 200 {"url"} with a new secret; the old
+ * URL answers 404 from now on; 400, 401, 403, 404, 429. */
+static void
+venue_calendar_rotate(struct req *r)
+{
+	sql_send_json(r, 200, "Venue",
+	    "SELECT json_build_object('url', $3 || calendar_feed(NULL, v.id, true) || '.ics') "
+	    "  FROM venues v WHERE v.id = $1::uuid AND v.owner_id = $2::uuid",
+	    req_param(r, "venueId"), r->user_id, http_url(r, "/api/calendar/"));
+}
+
 /* ---- booking rules ------------------------------------------------------------------ */
 
 /* GET /api/owner/venues/{venueId}/booking-rules: 200 with the venue's rules, each a positive
@@ -716,6 +741,10 @@ static const struct route routes[] = {
 	  BODY_NONE },
 	{ "PUT", "/api/owner/venues/{venueId}/booking-rules", booking_rules_put, AUTH_OWNER,
 	  BODY_JSON },
+	{ "GET", "/api/owner/venues/{venueId}/calendar", venue_calendar_get, AUTH_OWNER,
+	  BODY_NONE },
+	{ "POST", "/api/owner/venues/{venueId}/calendar/rotate", venue_calendar_rotate,
+	  AUTH_OWNER, BODY_NONE },
 	{ "GET", "/api/owner/venues/{venueId}/holidays", holidays_list, AUTH_OWNER, BODY_NONE },
 	{ "POST", "/api/owner/venues/{venueId}/holidays", holiday_create, AUTH_OWNER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },

@@ -1,12 +1,17 @@
-/* players: the caller's own match-making profile and notifications. Any valid token may
- * act as a player; the profile row is created with its defaults on first use. */
+/* players: the caller's own match-making profile, notifications and calendar feed. Any valid
+ * token may act as a player; the profile row is created with its defaults on first use. The
+ * calendar feeds themselves (of players and of venues, sql/0018_calendar.sql) are served here
+ * too, without a token: their secret URL is the credential. */
+#include <stdio.h>
 #include <string.h>
 
 #include <cJSON.h>
 #include <libpq-fe.h>
+#include <openssl/evp.h>
 
 #include "sql.h"
 #include "http.h"
+#include "ical.h"
 #include "input.h"
 #include "page.h"
 #include "problem.h"
@@ -130,11 +135,185 @@ notification_read(struct req *r)
 		req_send_no_content(r);
 }
 
+
+/* ---- calendar feeds ----------------------------------------------------------------- */
+
+#define FEED_SECRET_LEN	64	/* hex digits (sql/0018_calendar.sql) */
+
+/* GET /api/players/me/calendar: 200 {"url"}, the caller's feed, made on first use; 401. */
+static void
+calendar_get(struct req *r)
+{
+	sql_send_json(r, 200, "Calendar",
+	    "SELECT json_build_object('url', $2 || calendar_feed($1::uuid, NULL, false) || '.ics')",
+	    r->user_id, http_url(r, "/api/calendar/"));
+}
+
+/* POST /api/players/me/calendar/rotate: 200 {"url"} with a new secret; the old URL answers
+ * 404 from now on; 401, 429. */
+static void
+calendar_rotate(struct req *r)
+{
+	sql_send_json(r, 200, "Calendar",
+	    "SELECT json_build_object('url', $2 || calendar_feed($1::uuid, NULL, true) || '.ics')",
+	    r->user_id, http_url(r, "/api/calendar/"));
+}
+
+static const char *
+sport_name(const char *court_type)
+{
+	return strcmp(court_type, "TENNIS_COURT") == 0 ? "Tennis" : "Padel";
+}
+
+static const char *
+format_name(const char *format)
+{
+	if (strcmp(format, "ONE_VS_ONE") == 0)
+		return "1 vs 1";
+	if (strcmp(format, "AMERICANO") == 0)
+		return "Americano";
+	return "2 vs 2";
+}
+
+/* Columns of the feed query below. */
+enum { F_MINE, F_VENUE_NAME, F_UID, F_SEQUENCE, F_STAMP, F_STARTS, F_ENDS, F_STATUS, F_SPORT,
+    F_FORMAT, F_COURT, F_VENUE, F_ADDRESS, F_LAT, F_LNG };
+
+/* One event: a player's match, or a venue's booked court time (no players named). */
+static void
+feed_event(struct req *r, struct ical *c, PGresult *res, int i, bool mine)
+{
+	const char *sport = sport_name(db_value(res, i, F_SPORT));
+	const char *format = format_name(db_value(res, i, F_FORMAT));
+	bool cancelled = strcmp(db_value(res, i, F_STATUS), "CANCELLED") == 0;
+
+	ical_line(c, "BEGIN", "VEVENT");
+	ical_line(c, "UID", arena_printf(r->a, "%s%s@courts", mine ? "match-" : "booking-",
+	    db_value(res, i, F_UID)));
+	ical_line(c, "DTSTAMP", db_value(res, i, F_STAMP));
+	ical_line(c, "DTSTART", db_value(res, i, F_STARTS));
+	ical_line(c, "DTEND", db_value(res, i, F_ENDS));
+	ical_line(c, "SEQUENCE", db_value(res, i, F_SEQUENCE));
+	ical_line(c, "STATUS", db_value(res, i, F_STATUS));
+	if (mine) {
+		ical_text(c, "SUMMARY", arena_printf(r->a, "%s %s at %s", sport, format,
+		    db_value(res, i, F_VENUE)));
+		ical_text(c, "LOCATION", arena_printf(r->a, "%s, %s, %s", db_value(res, i, F_VENUE),
+		    db_value(res, i, F_COURT), db_value(res, i, F_ADDRESS)));
+	} else {
+		ical_text(c, "SUMMARY", arena_printf(r->a, "%s booked (%s %s)",
+		    db_value(res, i, F_COURT), sport, format));
+		ical_text(c, "LOCATION", arena_printf(r->a, "%s, %s", db_value(res, i, F_COURT),
+		    db_value(res, i, F_VENUE)));
+	}
+	ical_line(c, "GEO", arena_printf(r->a, "%s;%s", db_value(res, i, F_LAT),
+	    db_value(res, i, F_LNG)));
+	ical_line(c, "TRANSP", cancelled ? "TRANSPARENT" : "OPAQUE");
+	ical_line(c, "END", "VEVENT");
+}
+
+/* Whether If-None-Match names etag (a list; W/ compares like a strong tag; "*" any). */
+static bool
+etag_matches(const char *if_none_match, const char *etag)
+{
+	const char *s = if_none_match;
+	size_t n = strlen(etag);
+
+	while (s != NULL && *s != '\0') {
+		s += strspn(s, " \t,");
+		if (strncmp(s, "W/", 2) == 0)
+			s += 2;
+		if (*s == '*' || (strncmp(s, etag, n) == 0 && strchr(" \t,", s[n]) != NULL))
+			return true;
+		s = strchr(s, ',');
+	}
+	return false;
+}
+
+/* GET /api/calendar/{secret}.ics: 200 text/calendar (RFC 5545) with the matches of the player
+ * or the booked court time of the venue the secret belongs to, of the last 90 days and
+ * ahead, and a strong ETag; 304 when If-None-Match names it; 404 for any other secret (a
+ * rotated one included). No token: the secret in the URL is the credential. */
+static void
+calendar_feed(struct req *r)
+{
+	const char *secret = req_param(r, "secret");
+	unsigned char digest[EVP_MAX_MD_SIZE];
+	unsigned int dlen = 0, k;
+	char hex[2 * EVP_MAX_MD_SIZE + 1];
+	struct ical c;
+	const char *body, *etag;
+	PGresult *res;
+	size_t len;
+	bool mine;
+	int i;
+
+	if (strlen(secret) != FEED_SECRET_LEN || strspn(secret, "0123456789abcdef") !=
+	    FEED_SECRET_LEN) {
+		problem_not_found(r, "Calendar");
+		return;
+	}
+	res = sql_query(r,
+	    "SELECT f.venue_id IS NULL, v.name, e.uid, e.sequence, e.stamp, e.starts, e.ends, "
+	    "       e.status, e.sport, e.format, e.court, e.venue, e.address, e.latitude, "
+	    "       e.longitude "
+	    "  FROM calendar_feeds f "
+	    "  LEFT JOIN venues v ON v.id = f.venue_id "
+	    "  LEFT JOIN LATERAL ("
+	    "        SELECT * FROM calendar_player_events(f.player_id) WHERE f.player_id IS NOT NULL "
+	    "        UNION ALL "
+	    "        SELECT * FROM calendar_venue_events(f.venue_id) WHERE f.venue_id IS NOT NULL) e "
+	    "    ON true "
+	    " WHERE f.secret = $1 "
+	    " ORDER BY e.starts, e.uid",
+	    secret);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0) {
+		problem_not_found(r, "Calendar");
+		return;
+	}
+	mine = strcmp(db_value(res, 0, F_MINE), "t") == 0;
+	ical_init(&c, r->a);
+	ical_line(&c, "BEGIN", "VCALENDAR");
+	ical_line(&c, "VERSION", "2.0");
+	ical_line(&c, "PRODID", "-//Courts//Calendar feed//EN");
+	ical_line(&c, "CALSCALE", "GREGORIAN");
+	ical_line(&c, "METHOD", "PUBLISH");
+	ical_text(&c, "X-WR-CALNAME", mine ? "My matches" :
+	    arena_printf(r->a, "%s: booked courts", db_value(res, 0, F_VENUE_NAME)));
+	ical_line(&c, "REFRESH-INTERVAL;VALUE=DURATION", "PT15M");
+	ical_line(&c, "X-PUBLISHED-TTL", "PT15M");
+	for (i = 0; i < PQntuples(res); i++)
+		if (db_value(res, i, F_UID) != NULL)
+			feed_event(r, &c, res, i, mine);
+	ical_line(&c, "END", "VCALENDAR");
+	body = ical_body(&c, &len);
+
+	/* the tag is the body's digest: any change of any event changes it */
+	if (EVP_Digest(body, len, digest, &dlen, EVP_sha256(), NULL) != 1) {
+		problem_internal(r);
+		return;
+	}
+	for (k = 0; k < 16 && k < dlen; k++)
+		snprintf(hex + 2 * k, 3, "%02x", digest[k]);
+	etag = arena_printf(r->a, "\"%s\"", hex);
+	req_add_header(r, "ETag", etag);
+	r->cache_control = "private, no-cache";
+	if (r->if_none_match != NULL && etag_matches(r->if_none_match, etag))
+		req_send_not_modified(r);
+	else
+		req_send_typed(r, 200, "text/calendar; charset=utf-8", body, len);
+}
+
 static const struct route routes[] = {
 	{ "GET", "/api/players/me", profile_get, AUTH_PLAYER, BODY_NONE },
 	{ "PUT", "/api/players/me", profile_put, AUTH_PLAYER, BODY_JSON },
 	{ "GET", "/api/notifications", notifications_list, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/notifications/{id}/read", notification_read, AUTH_PLAYER, BODY_NONE },
+	{ "GET", "/api/players/me/calendar", calendar_get, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/players/me/calendar/rotate", calendar_rotate, AUTH_PLAYER, BODY_NONE },
+	{ "GET", "/api/calendar/{secret:secret}.ics", calendar_feed, AUTH_NONE, BODY_NONE },
 };
 
 int

@@ -54,6 +54,7 @@ config_get(void)
 	cfg.jwt_roles_claim = env_str("JWT_ROLES_CLAIM", "roles");
 	cfg.default_timezone = env_str("DEFAULT_TIMEZONE", "Europe/Madrid");
 	cfg.base_path = env_str("BASE_PATH", "");
+	cfg.public_url = env_str("PUBLIC_URL", "");
 	cfg.payment_hold_seconds = config_env_int("PAYMENT_HOLD_SECONDS", 900, 1, 86400);
 	cfg.checkin_radius_m = config_env_int("CHECKIN_RADIUS_M", 200, 1, 100000);
 	cfg.checkin_max_accuracy_m = config_env_int("CHECKIN_MAX_ACCURACY_M", 100, 1, 100000);

@@ -13,6 +13,7 @@ struct config {
 	const char	*jwt_roles_claim;	/* JWT_ROLES_CLAIM: claim name, dots walk objects */
 	const char	*default_timezone;	/* DEFAULT_TIMEZONE: IANA name for new venues */
 	const char	*base_path;		/* BASE_PATH: URL prefix before /api (shared hosting) */
+	const char	*public_url;		/* PUBLIC_URL: scheme://host of absolute URLs, "" for the request's */
 	int		 payment_hold_seconds;	/* PAYMENT_HOLD_SECONDS, default 900 */
 	int		 checkin_radius_m;	/* CHECKIN_RADIUS_M, default 200 */
 	int		 checkin_max_accuracy_m; /* CHECKIN_MAX_ACCURACY_M, default 100 */

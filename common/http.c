@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -182,6 +183,35 @@ request_line(struct req *r, const struct priv *p)
 	return true;
 }
 
+/* "scheme://host" for the absolute URLs an answer hands out: PUBLIC_URL when set (behind a
+ * proxy that ends TLS), else as the client named this server (Host header; the server's
+ * name and port without one). */
+static const char *
+request_origin(struct req *r, const struct priv *p)
+{
+	const char *https = env(p, "HTTPS"), *scheme = env(p, "REQUEST_SCHEME");
+	const char *host = env(p, "HTTP_HOST"), *name = env(p, "SERVER_NAME");
+	const char *port = env(p, "SERVER_PORT");
+
+	if (*config_get()->public_url != '\0')
+		return config_get()->public_url;
+	if (https != NULL && strcasecmp(https, "on") == 0)
+		scheme = "https";
+	else if (scheme == NULL || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
+		scheme = "http";
+	if (host != NULL && *host != '\0' && strpbrk(host, "/\\?#@ \t\r\n") == NULL)
+		return arena_printf(r->a, "%s://%s", scheme, host);
+	return arena_printf(r->a, "%s://%s%s%s", scheme, name != NULL ? name : "localhost",
+	    port != NULL ? ":" : "", port != NULL ? port : "");
+}
+
+const char *
+http_url(struct req *r, const char *path)
+{
+	return arena_printf(r->a, "%s%s%s", r->origin != NULL ? r->origin : "",
+	    config_get()->base_path, path);
+}
+
 /* A write sent with an Idempotency-Key runs in a transaction of the driver that holds the
  * key (idem.h). 0 to run the handler, -1 after answering (a replay, 400, 422). */
 static int
@@ -209,6 +239,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 
 	url_query_parse(r, env(p, "QUERY_STRING"));
 	r->if_none_match = env(p, "HTTP_IF_NONE_MATCH");
+	r->origin = request_origin(r, p);
 	if (!request_line(r, p))
 		return;
 	if (cl != NULL && strtol(cl, NULL, 10) > HTTP_BODY_MAX) {

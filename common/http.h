@@ -24,6 +24,10 @@
  * program names the executable in log lines. Returns the process exit status. */
 int http_main(const char *program, const struct route *routes, size_t nroutes);
 
+/* The absolute URL of path (which starts with /api/) as clients reach this service:
+ * r->origin, BASE_PATH, path. */
+const char *http_url(struct req *r, const char *path);
+
 /* Serves one plain CGI request (environment, stdin, stdout) with its memory in a, reset
  * first: the pipeline above as http_main() runs it for a CGI, without the last-resort
  * signal handlers, so the fuzzer (tests/fuzz/request.c) can drive it request by request. */

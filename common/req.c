@@ -51,6 +51,19 @@ req_send_json(struct req *r, int status, const char *json)
 	r->resp_type = "application/json";
 }
 
+/* Any other success type (text/calendar); body is copied. */
+void
+req_send_typed(struct req *r, int status, const char *type, const char *body, size_t len)
+{
+	if (r->answered)
+		return;
+	r->answered = true;
+	r->status = status;
+	r->resp_len = len;
+	r->resp_body = arena_strndup(r->a, body, len);
+	r->resp_type = type;
+}
+
 void
 req_send_cjson(struct req *r, int status, const cJSON *doc)
 {

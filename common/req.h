@@ -40,6 +40,7 @@ struct req {
 	struct db	*db;		/* this request's database session (db.h) */
 	const char	*idem_key;	/* Idempotency-Key claimed for this request, or NULL */
 	const char	*if_none_match;	/* If-None-Match header, or NULL */
+	const char	*origin;	/* "scheme://host[:port]" the client asked, for absolute URLs */
 	bool		 tx_owned;	/* the driver opened the transaction: handlers join it */
 	cJSON		*field_errors;	/* collected validation errors, see problem.h */
 	bool		 answered;	/* a response has been produced */
@@ -63,6 +64,7 @@ const char *req_query(const struct req *r, const char *name);
 void req_send_json(struct req *r, int status, const char *json);	/* copies json */
 void req_send_cjson(struct req *r, int status, const cJSON *doc);
 void req_send_no_content(struct req *r);				/* 204 */
+void req_send_typed(struct req *r, int status, const char *type, const char *body, size_t len);
 void req_send_not_modified(struct req *r);				/* 304 */
 
 /* Adds a response header line; name and value are copied. */

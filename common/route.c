@@ -18,14 +18,17 @@ route_match(struct req *r, const char *pattern, const char *path)
 		size_t plen = strcspn(pp + 1, "/") + 1, slen = strcspn(sp + 1, "/") + 1;
 
 		if (pp[1] == '{') {
-			const char *colon;
+			/* "{name}" or "{name:kind}", then maybe a literal suffix ("{secret}.ics") */
+			const char *close = memchr(pp, '}', plen), *colon;
+			size_t suffix = close != NULL ? plen - (size_t)(close + 1 - pp) : 0;
 
-			if (slen <= 1 || r->nparams == REQ_MAX_PARAMS)
+			if (close == NULL || slen <= 1 + suffix || r->nparams == REQ_MAX_PARAMS ||
+			    strncmp(sp + slen - suffix, close + 1, suffix) != 0)
 				return false;
-			colon = memchr(pp + 2, ':', plen - 2);
+			colon = memchr(pp + 2, ':', (size_t)(close - (pp + 2)));
 			r->param_names[r->nparams] = arena_strndup(r->a, pp + 2,
-			    (size_t)((colon != NULL ? colon : pp + plen - 1) - (pp + 2)));
-			r->param_values[r->nparams] = arena_strndup(r->a, sp + 1, slen - 1);
+			    (size_t)((colon != NULL ? colon : close) - (pp + 2)));
+			r->param_values[r->nparams] = arena_strndup(r->a, sp + 1, slen - 1 - suffix);
 			r->nparams++;
 		} else if (plen != slen || strncmp(pp, sp, plen) != 0)
 			return false;
@@ -66,10 +69,11 @@ route_params_check(struct req *r)
 	int i = 0;
 
 	while ((pp = strchr(pp, '{')) != NULL && i < r->nparams) {
-		bool is_date = strncmp(strcspn(pp, ":}") + pp, ":date}", 6) == 0;
-		const char *v = r->param_values[i];
+		const char *kind = strcspn(pp, ":}") + pp, *v = r->param_values[i];
+		bool is_date = strncmp(kind, ":date}", 6) == 0;
 
-		if (is_date ? !valid_date(v) : !valid_uuid(v))
+		/* {name:secret}: any text, which the handler looks up (a wrong one is 404) */
+		if (strncmp(kind, ":secret}", 8) != 0 && (is_date ? !valid_date(v) : !valid_uuid(v)))
 			problem_field(r, r->param_names[i],
 			    is_date ? "must be a date YYYY-MM-DD" : "must be a UUID");
 		pp++;

@@ -30,7 +30,8 @@ typedef void (*handler_fn)(struct req *);
 
 struct route {
 	const char	*method;	/* "GET", "POST", ... */
-	const char	*pattern;	/* "/api/owner/venues/{venueId}"; {x} is a UUID, {x:date} a date */
+	const char	*pattern;	/* "/api/owner/venues/{venueId}"; {x} is a UUID, {x:date} a date,
+					   {x:secret} any text; a literal may follow: "{x:secret}.ics" */
 	handler_fn	 handler;
 	enum auth_level	 auth;
 	unsigned	 flags;		/* BODY_NONE or BODY_JSON, | ROUTE_IDEMPOTENT, ROUTE_REPLICA */

@@ -245,6 +245,9 @@ export const schemas = {
 		homeLongitude: nullable({ ...longitude }),
 		matchNotifications: { type: ['boolean', 'null'], default: true },
 	}, [], { additionalProperties: true, description: 'Replaces the editable fields: an absent field is null (matchNotifications: true). reliabilityScore, noShowCount and bannedUntil are ignored.' }),
+	CalendarFeed: object({
+		url: { type: 'string', format: 'uri', description: 'The secret feed URL (`…/api/calendar/{secret}.ics`) to subscribe to in a calendar app; anyone holding it can read the feed, so it is replaced by rotating.' },
+	}),
 	Notification: object({
 		id: uuid,
 		type: { type: 'string', example: 'MATCH_CANCELLED' },
@@ -568,5 +571,32 @@ export const routes = {
 	},
 	'POST /api/notifications/{id}/read': {
 		tag: 'notifications', summary: 'Mark a notification read', ok: { 204: {} }, problems: { 404: ['NOT_FOUND'] },
+	},
+
+	// ---- calendar feeds (players.c, owner.c) ----
+	'GET /api/players/me/calendar': {
+		tag: 'calendar', summary: 'The URL of the caller\'s calendar feed (made on first use)',
+		ok: { 200: { schema: ref('CalendarFeed') } },
+	},
+	'POST /api/players/me/calendar/rotate': {
+		tag: 'calendar', summary: 'A new secret URL for the caller\'s calendar feed; the old one answers 404',
+		ok: { 200: { schema: ref('CalendarFeed') } },
+	},
+	'GET /api/owner/venues/{venueId}/calendar': {
+		tag: 'calendar', summary: 'The URL of a venue\'s calendar feed: every court\'s booked time, no players',
+		ok: { 200: { schema: ref('CalendarFeed') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'POST /api/owner/venues/{venueId}/calendar/rotate': {
+		tag: 'calendar', summary: 'A new secret URL for a venue\'s calendar feed; the old one answers 404',
+		ok: { 200: { schema: ref('CalendarFeed') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/calendar/{secret}.ics': {
+		tag: 'calendar', summary: 'A calendar feed (iCalendar, RFC 5545), reached by its secret URL',
+		description: 'For calendar apps, which cannot send a token: the secret is the credential. A player\'s feed has every match they play in, organise or left, of the last 90 days and ahead (STATUS:CANCELLED with a raised SEQUENCE once cancelled, lapsed or left); a venue\'s has its courts\' booked time without players. Times are UTC. Poll with If-None-Match.',
+		ok: {
+			200: { schema: { type: 'string', description: 'An iCalendar object (VCALENDAR of VEVENTs).' }, type: 'text/calendar' },
+			304: { description: 'The If-None-Match tag is still the answer.' },
+		},
+		etag: true, problems: { 404: ['NOT_FOUND'] },
 	},
 };

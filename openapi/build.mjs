@@ -119,10 +119,13 @@ const ROLE_TEXT = {
 
 function operation(route, entry) {
 	const key = `${route.method} ${route.path}`;
+	const KINDS = {
+		uuid: ['A UUID.', { type: 'string', format: 'uuid' }],
+		date: ['A date YYYY-MM-DD.', { type: 'string', format: 'date' }],
+		secret: ['A secret: 64 hex digits (any other text is 404).', { type: 'string', pattern: '^[0-9a-f]{64}$' }],
+	};
 	const params = route.params.map(({ name, kind }) => ({
-		name, in: 'path', required: true,
-		description: kind === 'date' ? 'A date YYYY-MM-DD.' : 'A UUID.',
-		schema: kind === 'date' ? { type: 'string', format: 'date' } : { type: 'string', format: 'uuid' },
+		name, in: 'path', required: true, description: KINDS[kind][0], schema: KINDS[kind][1],
 	}));
 	params.push(...(entry.query ?? []));
 	if (route.idempotent)
@@ -160,7 +163,7 @@ function operation(route, entry) {
 			const ex = examples[key]?.[status];
 			if (ex !== undefined)
 				content.example = ex;
-			r.content = { 'application/json': content };
+			r.content = { [ok.type ?? 'application/json']: content };
 		}
 		if (ok.paged)
 			r.headers = { Link: { $ref: '#/components/headers/Link' } };
@@ -229,6 +232,7 @@ const doc = {
 		{ name: 'match-making', description: 'Search, match requests, invitations and joins of the authenticated player.' },
 		{ name: 'players', description: 'The authenticated player\'s profile.' },
 		{ name: 'notifications', description: 'What the service told the authenticated player.' },
+		{ name: 'calendar', description: 'Calendar feeds (iCalendar) of a player\'s matches and of a venue\'s booked courts.' },
 		{ name: 'admin', description: 'Approval and moderation by administrators.' },
 		{ name: 'health', description: 'For load balancers and operators.' },
 	],

@@ -44,6 +44,10 @@ make_build() {
 	          FROM notifications n JOIN users u ON u.id = n.recipient_id
 	         WHERE u.subject = 'ben'")" = "MATCH_INVITATION,PLAYER_JOINED,PLAYER_LEFT,MATCH_CANCELLED" ]
 	[[ "$output" == *'"status":"OPEN"'* ]]
+	# the calendar feed showed the match, then its cancellation
+	[[ "$output" == *$'STATUS:TENTATIVE\r\n'*$'STATUS:CANCELLED\r'* ]]
+	[ "$(sql "SELECT count(*) FROM calendar_feeds f JOIN users u ON u.id = f.player_id
+	          WHERE u.subject = 'ben'")" = 1 ]
 }
 
 @test "the README's token without roles acts as a player: owner routes are 403 to it" {

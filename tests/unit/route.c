@@ -69,6 +69,17 @@ test_match(void)
 	CHECK(!route_match(&r, "/a/{id}", "/a//"), "match: an empty segment does not match");
 	CHECK(!route_match(&r, "/a/{a}/{b}/{c}/{d}/{e}", "/a/1/2/3/4/5"),
 	    "match: more than REQ_MAX_PARAMS parameters never match");
+	CHECK(route_match(&r, "/cal/{secret:secret}.ics", "/cal/abc.ics") && r.nparams == 1,
+	    "match: a parameter followed by a literal suffix");
+	CHECK_STR(req_param(&r, "secret"), "abc", "match: the suffix is not part of the value");
+	CHECK(!route_match(&r, "/cal/{secret:secret}.ics", "/cal/abc"),
+	    "match: the suffix is required");
+	CHECK(!route_match(&r, "/cal/{secret:secret}.ics", "/cal/.ics"),
+	    "match: the value before a suffix must not be empty");
+	CHECK(!route_match(&r, "/cal/{secret:secret}.ics", "/cal/abc.ics/x"),
+	    "match: a suffix ends its segment");
+	CHECK(!route_match(&r, "/cal/{secret:secret}.ics", "/cal/abc.icsx"),
+	    "match: the suffix ends the segment");
 }
 
 static void
@@ -120,6 +131,12 @@ test_params(void)
 	r.route = route_find(&r, routes, NROUTES);
 	route_params_check(&r);
 	CHECK(problem_has_fields(&r), "params: a date where a UUID is declared is refused");
+
+	req_for("GET", "/cal/not a uuid.ics");
+	CHECK(route_match(&r, "/cal/{secret:secret}.ics", r.path), "params: a secret matches");
+	r.route = &(struct route){ "GET", "/cal/{secret:secret}.ics", handler, AUTH_NONE, BODY_NONE };
+	route_params_check(&r);
+	CHECK(!problem_has_fields(&r), "params: a secret is any text, for its handler to look up");
 
 	req_for("PUT", "/api/owner/venues/" "6F1C1B9E-2D9A-4C51-9D7E-0C6B3D1F8A21");
 	r.route = route_find(&r, routes, NROUTES);
