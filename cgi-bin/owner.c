@@ -380,16 +380,25 @@ venue_image_delete(struct req *r)
 
 /* ---- calendar feed ------------------------------------------------------------------ */
 
+/* The feed URL of the caller's venue as the answer {"url"} (404 for another's venue); with
+ * rotate, a new secret first. */
+static void
+venue_calendar_url(struct req *r, bool rotate)
+{
+	sql_send_json(r, 200, "Venue",
+	    "SELECT calendar_feed_url($1, NULL, v.id, $4::boolean) "
+	    "  FROM venues v WHERE v.id = $2::uuid AND v.owner_id = $3::uuid",
+	    http_url(r, "/api/calendar/"), req_param(r, "venueId"), r->user_id,
+	    rotate ? "true" : "false");
+}
+
 /* GET /api/owner/venues/{venueId}/calendar: 200 {"url"}, the venue's calendar feed (every
  * court's booked time, no players named; served by the players program), made on first use;
  * 400, 401, 403, 404 not the caller's venue. */
 static void
 venue_calendar_get(struct req *r)
 {
-	sql_send_json(r, 200, "Venue",
-	    "SELECT json_build_object('url', $3 || calendar_feed(NULL, v.id, false) || '.ics') "
-	    "  FROM venues v WHERE v.id = $1::uuid AND v.owner_id = $2::uuid",
-	    req_param(r, "venueId"), r->user_id, http_url(r, "/api/calendar/"));
+	venue_calendar_url(r, false);
 }
 
 /* POST /api/owner/venues/{venueId}/calendar/rotate: 200 {"url"} with a new secret; the old
@@ -397,10 +406,7 @@ venue_calendar_get(struct req *r)
 static void
 venue_calendar_rotate(struct req *r)
 {
-	sql_send_json(r, 200, "Venue",
-	    "SELECT json_build_object('url', $3 || calendar_feed(NULL, v.id, true) || '.ics') "
-	    "  FROM venues v WHERE v.id = $1::uuid AND v.owner_id = $2::uuid",
-	    req_param(r, "venueId"), r->user_id, http_url(r, "/api/calendar/"));
+	venue_calendar_url(r, true);
 }
 
 /* ---- booking rules ------------------------------------------------------------------ */

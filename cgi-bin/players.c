@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 #include <openssl/evp.h>
 
+#include "cache.h"
 #include "sql.h"
 #include "http.h"
 #include "ical.h"
@@ -140,13 +141,19 @@ notification_read(struct req *r)
 
 #define FEED_SECRET_LEN	64	/* hex digits (sql/0018_calendar.sql) */
 
+/* The caller's feed URL as the answer {"url"}; with rotate, a new secret first. */
+static void
+calendar_url(struct req *r, bool rotate)
+{
+	sql_send_json(r, 200, "Calendar", "SELECT calendar_feed_url($1, $2::uuid, NULL, $3::boolean)",
+	    http_url(r, "/api/calendar/"), r->user_id, rotate ? "true" : "false");
+}
+
 /* GET /api/players/me/calendar: 200 {"url"}, the caller's feed, made on first use; 401. */
 static void
 calendar_get(struct req *r)
 {
-	sql_send_json(r, 200, "Calendar",
-	    "SELECT json_build_object('url', $2 || calendar_feed($1::uuid, NULL, false) || '.ics')",
-	    r->user_id, http_url(r, "/api/calendar/"));
+	calendar_url(r, false);
 }
 
 /* POST /api/players/me/calendar/rotate: 200 {"url"} with a new secret; the old URL answers
@@ -154,9 +161,7 @@ calendar_get(struct req *r)
 static void
 calendar_rotate(struct req *r)
 {
-	sql_send_json(r, 200, "Calendar",
-	    "SELECT json_build_object('url', $2 || calendar_feed($1::uuid, NULL, true) || '.ics')",
-	    r->user_id, http_url(r, "/api/calendar/"));
+	calendar_url(r, true);
 }
 
 static const char *
@@ -212,24 +217,6 @@ feed_event(struct req *r, struct ical *c, PGresult *res, int i, bool mine)
 	ical_line(c, "END", "VEVENT");
 }
 
-/* Whether If-None-Match names etag (a list; W/ compares like a strong tag; "*" any). */
-static bool
-etag_matches(const char *if_none_match, const char *etag)
-{
-	const char *s = if_none_match;
-	size_t n = strlen(etag);
-
-	while (s != NULL && *s != '\0') {
-		s += strspn(s, " \t,");
-		if (strncmp(s, "W/", 2) == 0)
-			s += 2;
-		if (*s == '*' || (strncmp(s, etag, n) == 0 && strchr(" \t,", s[n]) != NULL))
-			return true;
-		s = strchr(s, ',');
-	}
-	return false;
-}
-
 /* GET /api/calendar/{secret}.ics: 200 text/calendar (RFC 5545) with the matches of the player
  * or the booked court time of the venue the secret belongs to, of the last 90 days and
  * ahead, and a strong ETag; 304 when If-None-Match names it; 404 for any other secret (a
@@ -242,8 +229,9 @@ calendar_feed(struct req *r)
 	unsigned int dlen = 0, k;
 	char hex[2 * EVP_MAX_MD_SIZE + 1];
 	struct ical c;
-	const char *body, *etag;
+	const char *body;
 	PGresult *res;
+	int64_t until;
 	size_t len;
 	bool mine;
 	int i;
@@ -297,10 +285,9 @@ calendar_feed(struct req *r)
 	}
 	for (k = 0; k < 16 && k < dlen; k++)
 		snprintf(hex + 2 * k, 3, "%02x", digest[k]);
-	etag = arena_printf(r->a, "\"%s\"", hex);
-	req_add_header(r, "ETag", etag);
+	req_add_header(r, "ETag", cache_etag(r->a, hex, CACHE_FOREVER));
 	r->cache_control = "private, no-cache";
-	if (r->if_none_match != NULL && etag_matches(r->if_none_match, etag))
+	if (cache_etag_fresh(r->if_none_match, hex, 0, &until))
 		req_send_not_modified(r);
 	else
 		req_send_typed(r, 200, "text/calendar; charset=utf-8", body, len);

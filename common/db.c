@@ -200,10 +200,14 @@ static struct link *
 db_connect(struct db *d)
 {
 	if (d->replica) {
-		if (!replica_paused() && link_connect(d, &replica, config_get()->database_read_url))
+		/* a kept connection that works needs no look at the pause */
+		if (replica.conn != NULL && PQstatus(replica.conn) == CONNECTION_OK)
 			return &replica;
-		if (!replica_paused())
+		if (!replica_paused()) {
+			if (link_connect(d, &replica, config_get()->database_read_url))
+				return &replica;
 			replica_failed(d);
+		}
 		if (d->in_tx)
 			return NULL;
 		d->replica = false;

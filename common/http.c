@@ -185,13 +185,15 @@ request_line(struct req *r, const struct priv *p)
 
 /* "scheme://host" for the absolute URLs an answer hands out: PUBLIC_URL when set (behind a
  * proxy that ends TLS), else as the client named this server (Host header; the server's
- * name and port without one). */
+ * name and port without one). Read only by the handlers that hand out such URLs. */
 static const char *
-request_origin(struct req *r, const struct priv *p)
+request_origin(struct req *r)
 {
-	const char *https = env(p, "HTTPS"), *scheme = env(p, "REQUEST_SCHEME");
-	const char *host = env(p, "HTTP_HOST"), *name = env(p, "SERVER_NAME");
-	const char *port = env(p, "SERVER_PORT");
+	const char *https = FCGX_GetParam("HTTPS", r->envp);
+	const char *scheme = FCGX_GetParam("REQUEST_SCHEME", r->envp);
+	const char *host = FCGX_GetParam("HTTP_HOST", r->envp);
+	const char *name = FCGX_GetParam("SERVER_NAME", r->envp);
+	const char *port = FCGX_GetParam("SERVER_PORT", r->envp);
 
 	if (*config_get()->public_url != '\0')
 		return config_get()->public_url;
@@ -208,8 +210,7 @@ request_origin(struct req *r, const struct priv *p)
 const char *
 http_url(struct req *r, const char *path)
 {
-	return arena_printf(r->a, "%s%s%s", r->origin != NULL ? r->origin : "",
-	    config_get()->base_path, path);
+	return arena_printf(r->a, "%s%s%s", request_origin(r), config_get()->base_path, path);
 }
 
 /* A write sent with an Idempotency-Key runs in a transaction of the driver that holds the
@@ -239,7 +240,6 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 
 	url_query_parse(r, env(p, "QUERY_STRING"));
 	r->if_none_match = env(p, "HTTP_IF_NONE_MATCH");
-	r->origin = request_origin(r, p);
 	if (!request_line(r, p))
 		return;
 	if (cl != NULL && strtol(cl, NULL, 10) > HTTP_BODY_MAX) {
@@ -291,6 +291,7 @@ request_handle(struct arena *a, FCGX_Request *fr, const struct route *routes, si
 	json_use_arena(a);
 	db_init(&db, a);
 	p.fr = fr;
+	r.envp = fr != NULL ? fr->envp : environ;
 	r.a = a;
 	r.db = &db;
 	r.id = request_id(&r, &p);

@@ -25,7 +25,7 @@
 int http_main(const char *program, const struct route *routes, size_t nroutes);
 
 /* The absolute URL of path (which starts with /api/) as clients reach this service:
- * r->origin, BASE_PATH, path. */
+ * PUBLIC_URL or the request's scheme and Host, BASE_PATH, path. */
 const char *http_url(struct req *r, const char *path);
 
 /* Serves one plain CGI request (environment, stdin, stdout) with its memory in a, reset

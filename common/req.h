@@ -40,7 +40,7 @@ struct req {
 	struct db	*db;		/* this request's database session (db.h) */
 	const char	*idem_key;	/* Idempotency-Key claimed for this request, or NULL */
 	const char	*if_none_match;	/* If-None-Match header, or NULL */
-	const char	*origin;	/* "scheme://host[:port]" the client asked, for absolute URLs */
+	char		**envp;		/* the request's CGI variables, "NAME=value", read on demand */
 	bool		 tx_owned;	/* the driver opened the transaction: handlers join it */
 	cJSON		*field_errors;	/* collected validation errors, see problem.h */
 	bool		 answered;	/* a response has been produced */

@@ -564,15 +564,13 @@ apache)
 	apache_start "$state" "$port" "$mode"
 	;;
 stop-apache)
-	# an extra server of the suite: its Apache, its pgbouncer, a replica cluster it holds
-	# (only a replica: the main cluster of a state directory outlives its Apache, which
-	# bench/run.sh restarts for every mode)
+	# the Apache of STATE and its pgbouncer, not its cluster (bench/run.sh restarts the
+	# Apache for every mode)
 	[ -d "$2" ] || exit 0
 	state=$(abs "$2")
 	cd /
 	apache_stop "$state"
 	pgb_stop "$state"
-	[ ! -f "$state/pg/standby.signal" ] || pg_stop "$state"
 	;;
 replica)
 	# a streaming replica of STATE's cluster in REPLICA (tests, and trials of

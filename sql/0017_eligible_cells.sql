@@ -40,54 +40,52 @@ CREATE TABLE player_home_cells (
 COMMENT ON TABLE player_home_cells IS
     'Players with a home, match notifications, a skill level and no recorded ban, counted per grid cell (home_cell), skill level and reliability score; kept by statement triggers on players.';
 
--- The net change of the counted players per cell from the rows p_old (before a statement)
--- to the rows p_new (after it): one row per key that changes.
-CREATE FUNCTION player_home_cells_delta(p_old players[], p_new players[])
-    RETURNS TABLE (cell_lat integer, cell_lng integer, skill_level text,
-                   reliability_score integer, n bigint)
-    LANGUAGE sql IMMUTABLE
-BEGIN ATOMIC
-    SELECT home_cell(d.home_latitude), home_cell(d.home_longitude), d.skill_level,
-           d.reliability_score, sum(d.n)
-      FROM (SELECT o.*, -1 AS n FROM unnest(p_old) o
-            UNION ALL
-            SELECT w.*, 1 FROM unnest(p_new) w) d
-     WHERE d.home_latitude IS NOT NULL AND d.home_longitude IS NOT NULL
-       AND d.match_notifications AND d.skill_level IS NOT NULL AND d.banned_until IS NULL
-     GROUP BY 1, 2, 3, 4
-    HAVING sum(d.n) <> 0;
-END;
-COMMENT ON FUNCTION player_home_cells_delta(players[], players[]) IS
-    'How player_home_cells changes when the player rows p_old become p_new.';
-
--- Applies that change. The rows already there are locked in key order first, so two writers
--- sharing cells wait for each other instead of deadlocking; a count that would go below zero
--- (a change the triggers never saw) fails the statement rather than storing a wrong count.
+-- Moves the cells from counting the player rows p_old (before a statement) to counting
+-- p_new (after it). The net change per cell is worked out once; a statement that moves
+-- nothing (a profile edit of another field) stops there. The rows already there are locked
+-- in key order first, so two writers sharing cells wait for each other instead of
+-- deadlocking; a count that would go below zero (a change the triggers never saw) fails the
+-- statement rather than storing a wrong count.
 CREATE FUNCTION player_home_cells_apply(p_old players[], p_new players[]) RETURNS void
     LANGUAGE plpgsql
 AS $$
+DECLARE
+    -- one row per cell that changes, players holding the signed change
+    delta player_home_cells[] := ARRAY(
+        SELECT ROW(k.cell_lat, k.cell_lng, k.skill_level, k.reliability_score, k.n)::player_home_cells
+          FROM (SELECT home_cell(d.home_latitude) AS cell_lat,
+                       home_cell(d.home_longitude) AS cell_lng, d.skill_level,
+                       d.reliability_score, sum(d.n) AS n
+                  FROM (SELECT o.*, -1 AS n FROM unnest(p_old) o
+                        UNION ALL
+                        SELECT w.*, 1 FROM unnest(p_new) w) d
+                 WHERE d.home_latitude IS NOT NULL AND d.home_longitude IS NOT NULL
+                   AND d.match_notifications AND d.skill_level IS NOT NULL
+                   AND d.banned_until IS NULL
+                 GROUP BY 1, 2, 3, 4
+                HAVING sum(d.n) <> 0) k
+         ORDER BY 1);
 BEGIN
+    IF cardinality(delta) = 0 THEN
+        RETURN;
+    END IF;
     PERFORM 1
        FROM player_home_cells c
-       JOIN player_home_cells_delta(p_old, p_new) d
-         ON (d.cell_lat, d.cell_lng, d.skill_level, d.reliability_score)
-          = (c.cell_lat, c.cell_lng, c.skill_level, c.reliability_score)
+       JOIN unnest(delta) d USING (cell_lat, cell_lng, skill_level, reliability_score)
       ORDER BY c.cell_lat, c.cell_lng, c.skill_level, c.reliability_score
         FOR UPDATE OF c;
     UPDATE player_home_cells c
-       SET players = c.players + d.n
-      FROM player_home_cells_delta(p_old, p_new) d
+       SET players = c.players + d.players
+      FROM unnest(delta) d
      WHERE (d.cell_lat, d.cell_lng, d.skill_level, d.reliability_score)
          = (c.cell_lat, c.cell_lng, c.skill_level, c.reliability_score);
     -- cells new to the table; one another writer has just made is added to
-    INSERT INTO player_home_cells AS c (cell_lat, cell_lng, skill_level, reliability_score,
-                                        players)
-    SELECT d.cell_lat, d.cell_lng, d.skill_level, d.reliability_score, d.n
-      FROM player_home_cells_delta(p_old, p_new) d
+    INSERT INTO player_home_cells AS c
+    SELECT d.*
+      FROM unnest(delta) d
      WHERE NOT EXISTS (SELECT 1 FROM player_home_cells x
                         WHERE (x.cell_lat, x.cell_lng, x.skill_level, x.reliability_score)
                             = (d.cell_lat, d.cell_lng, d.skill_level, d.reliability_score))
-     ORDER BY 1, 2, 3, 4
         ON CONFLICT (cell_lat, cell_lng, skill_level, reliability_score)
         DO UPDATE SET players = c.players + EXCLUDED.players;
 END $$;

@@ -25,21 +25,14 @@ setup_file() {
 	: >"$SETUP_DIR/runs"
 	export SETUP_DIR
 	# the unprivileged user: a throwaway one when we are root, else the caller itself
+	UNPRIV=$(throwaway_user courts-t "$SETUP_DIR/home" "$SETUP_DIR")
 	if [ "$(id -u)" -eq 0 ]; then
-		UNPRIV=courts-t$$
-		! id "$UNPRIV" >/dev/null 2>&1 || userdel "$UNPRIV"
-		# useradd locks /etc/passwd: a suite running side by side may hold it for a moment
-		local deadline=$((SECONDS + 60))
-		until useradd -M -d "$SETUP_DIR/home" -s /bin/sh -U "$UNPRIV" 2>"$SETUP_DIR/useradd.err"; do
-			[ $SECONDS -lt $deadline ] || { cat "$SETUP_DIR/useradd.err" >&2; return 1; }
-			sleep 0.2
-		done
-		echo "$UNPRIV" >"$SETUP_DIR/made-user"
 		AS_ROOT_CMD=
+	# root's cases need root: passwordless sudo will do
+	elif sudo -n true 2>/dev/null; then
+		AS_ROOT_CMD="sudo -n"
 	else
-		UNPRIV=$(id -un)
-		# root's cases need root: passwordless sudo will do
-		if sudo -n true 2>/dev/null; then AS_ROOT_CMD="sudo -n"; else AS_ROOT_CMD=none; fi
+		AS_ROOT_CMD=none
 	fi
 	export UNPRIV AS_ROOT_CMD
 	USER_CHECKOUT="$SETUP_DIR/home/my projects/courts"
@@ -82,9 +75,7 @@ teardown_file() {
 		as_root rm -rf "$state"
 		as_root rmdir /var/lib/courts 2>/dev/null || true
 	done
-	if [ -f "$SETUP_DIR/made-user" ]; then
-		userdel "$(cat "$SETUP_DIR/made-user")" || echo "# could not remove the test user" >&3
-	fi
+	throwaway_user_remove "$SETUP_DIR"
 	as_root rm -rf "$SETUP_DIR"
 }
 

@@ -17,18 +17,7 @@ setup_file() {
 	chmod 755 "$HOST_DIR"
 	ACCOUNT_HOME=$HOST_DIR/home
 	# the account: a throwaway one under root, else the caller itself
-	if [ "$(id -u)" -eq 0 ]; then
-		ACCOUNT=courts-h$$
-		! id "$ACCOUNT" >/dev/null 2>&1 || userdel "$ACCOUNT"
-		local deadline=$((SECONDS + 60))
-		until useradd -M -d "$ACCOUNT_HOME" -s /bin/sh -U "$ACCOUNT" 2>"$HOST_DIR/useradd.err"; do
-			[ $SECONDS -lt $deadline ] || { cat "$HOST_DIR/useradd.err" >&2; return 1; }
-			sleep 0.2
-		done
-		echo "$ACCOUNT" >"$HOST_DIR/made-user"
-	else
-		ACCOUNT=$(id -un)
-	fi
+	ACCOUNT=$(throwaway_user courts-h "$ACCOUNT_HOME" "$HOST_DIR")
 	export HOST_DIR ACCOUNT ACCOUNT_HOME
 	# what the host made: the home (others may only pass), public_html the server reads
 	mkdir -p "$ACCOUNT_HOME/public_html" "$ACCOUNT_HOME/keys" "$ACCOUNT_HOME/checkout/build"
@@ -49,9 +38,7 @@ setup_file() {
 }
 
 teardown_file() {
-	if [ -n "${HOST_DIR:-}" ] && [ -f "$HOST_DIR/made-user" ]; then
-		userdel "$(cat "$HOST_DIR/made-user")" || echo "# could not remove the test account" >&3
-	fi
+	[ -z "${HOST_DIR:-}" ] || throwaway_user_remove "$HOST_DIR"
 }
 
 setup() {
@@ -110,25 +97,6 @@ run_readme_blocks() {
 		"$steps" >"$HOST_DIR/steps.log" 2>&1 || { cat "$HOST_DIR/steps.log" >&2; return 1; }
 }
 
-# journey BASE: the README's player journey against BASE, as 70-readme.bats runs it.
-journey() {
-	local script rel=${COURTS_BUILD#"$COURTS_ROOT"/}
-	script=$(awk '/^## A player.s whole journey/ { inside = 1 }
-	     inside && /^```sh$/ { code = 1; next }
-	     code && /^```$/ { exit }
-	     code { print }' "$COURTS_ROOT/README.md")
-	[[ "$script" == *'API=http://127.0.0.1:8080'* ]]
-	script=${script//API=http:\/\/127.0.0.1:8080/API=$1}
-	cd "$COURTS_ROOT"
-	run env BUILD="${rel:-build}" bash -c "set -euo pipefail
-		$script"
-	echo "$output"
-	[ "$status" -eq 0 ]
-	[ "$(sql "SELECT status || ' ' || cancel_reason FROM match_requests")" = "CANCELLED ORGANIZER" ]
-	[ "$(sql "SELECT count(*) FROM match_players WHERE left_reason = 'LEFT'")" = 1 ]
-	[ "$(sql "SELECT count(*) FROM payments WHERE kind = 'REFUND'")" = 3 ]
-}
-
 # htaccess_edit SED: the account edits its .htaccess in place.
 htaccess_edit() {
 	as_account sed -i "$1" "$ACCOUNT_HOME/public_html/courts/.htaccess"
@@ -154,7 +122,7 @@ htaccess_edit() {
 }
 
 @test "through that site the README's player journey runs end to end under /courts" {
-	journey "$HOST_URL/courts"
+	readme_journey "$HOST_URL/courts"
 	req GET /actuator/health -b "$HOST_URL/courts"
 	expect 200
 	# the programs are not reachable where they lie, nor is .htaccess with its settings

@@ -11,17 +11,12 @@ match_world() {
 	ORG=$(fixture_player org INTERMEDIATE 40.42 -3.70)
 }
 
-# sql_match ORGANIZER_ID STATUS OFFSET: a TWO_VS_TWO INTERMEDIATE match on $COURT starting at
-# now() + OFFSET (whole minutes; local date and times consistent in Europe/Madrid), players
+# sql_matches ORGANIZER_ID STATUS SLOTS_SQL: a TWO_VS_TWO INTERMEDIATE match on $COURT for
+# each row (d, st, et) of SLOTS_SQL, a local date, start and end time in Europe/Madrid, players
 # searched within 5 km of (40.42, -3.70), the organizer on TEAM_A having paid 5.00 of the
-# 20.00 court; prints its id.
-sql_match() {
-	sql "WITH k AS (
-	         SELECT ls::date AS d, ls::time AS st,
-	                CASE WHEN (ls + interval '90 minutes')::date = ls::date
-	                     THEN (ls + interval '90 minutes')::time ELSE time '24:00' END AS et
-	           FROM (SELECT date_trunc('minute', now() + interval '$3')
-	                        AT TIME ZONE 'Europe/Madrid' AS ls) x),
+# 20.00 court; prints their ids.
+sql_matches() {
+	sql "WITH k AS ($3),
 	     m AS (
 	         INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
 	             end_time, starts_at, ends_at, format, skill_level, status, team_size,
@@ -39,6 +34,17 @@ sql_match() {
 	         entry_id)
 	     SELECT match_request_id, player_id, 'PAYMENT', 5.00, 'EUR', 'PAID', id FROM o
 	     RETURNING match_request_id"
+}
+
+# sql_match ORGANIZER_ID STATUS OFFSET: one such match starting at now() + OFFSET (whole
+# minutes; local date and times consistent in Europe/Madrid); prints its id.
+sql_match() {
+	sql_matches "$1" "$2" "
+	         SELECT ls::date AS d, ls::time AS st,
+	                CASE WHEN (ls + interval '90 minutes')::date = ls::date
+	                     THEN (ls + interval '90 minutes')::time ELSE time '24:00' END AS et
+	           FROM (SELECT date_trunc('minute', now() + interval '$3')
+	                        AT TIME ZONE 'Europe/Madrid' AS ls) x"
 }
 
 # sql_join MATCH PLAYER_ID TEAM: the player joined the match and paid 5.00 for this join.

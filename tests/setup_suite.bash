@@ -44,9 +44,11 @@ setup_suite() {
 teardown_suite() {
 	[ -n "${COURTS_STATE:-}" ] || return 0
 	"$COURTS_ROOT/scripts/stack.sh" stop "$COURTS_STATE" || true
-	# each extra Apache, and the pgbouncer of one, by their PIDs
+	# each extra Apache, and the pgbouncer or replica cluster of one, by their PIDs
 	for dir in "$COURTS_STATE"/extra-*; do
-		[ -d "$dir" ] && "$COURTS_ROOT/scripts/stack.sh" stop-apache "$dir"
+		[ -d "$dir" ] || continue
+		"$COURTS_ROOT/scripts/stack.sh" stop-apache "$dir"
+		"$COURTS_ROOT/scripts/stack.sh" replica-stop "$dir"
 	done
 	if [ -n "${KEEP_STATE:-}" ]; then
 		echo "# state kept in $COURTS_STATE" >&3

@@ -253,6 +253,62 @@ extra_apache() {
 	return 1
 }
 
+# throwaway_user PREFIX HOME DIR: under root, a new account PREFIX<pid> with home HOME (not
+# made), recorded in DIR/made-user for throwaway_user_remove; otherwise the caller itself.
+# Prints its name.
+throwaway_user() {
+	local name=$1$$ deadline=$((SECONDS + 60))
+	if [ "$(id -u)" -ne 0 ]; then
+		id -un
+		return
+	fi
+	! id "$name" >/dev/null 2>&1 || userdel "$name"
+	# useradd locks /etc/passwd: a suite running side by side may hold it for a moment
+	until useradd -M -d "$2" -s /bin/sh -U "$name" 2>"$3/useradd.err"; do
+		[ $SECONDS -lt $deadline ] || { cat "$3/useradd.err" >&2; return 1; }
+		sleep 0.2
+	done
+	echo "$name" >"$3/made-user"
+	echo "$name"
+}
+
+# throwaway_user_remove DIR: removes the account throwaway_user made for DIR, if it made one.
+throwaway_user_remove() {
+	[ -f "$1/made-user" ] || return 0
+	userdel "$(cat "$1/made-user")" || echo "# could not remove the test account" >&3
+}
+
+# make_build: the suite's build directory as make's BUILD, relative to the checkout when it is
+# inside (make cannot take a path with a space as a target).
+make_build() {
+	local rel=${COURTS_BUILD#"$COURTS_ROOT"/}
+	echo "${rel:-build}"
+}
+
+# readme_journey BASE: the shell block under the README's "## A player's whole journey", run
+# as written against BASE from inside the checkout, with the real `make -s token` (which signs
+# with the suite's key, JWT_PRIVATE_KEY_FILE of the suite's env file); sets status and output
+# (run), and checks that it ran through and left the state the story tells.
+readme_journey() {
+	local script
+	script=$(awk '/^## A player.s whole journey/ { inside = 1 }
+	     inside && /^```sh$/ { code = 1; next }
+	     code && /^```$/ { exit }
+	     code { print }' "$COURTS_ROOT/README.md")
+	[ -n "$script" ]
+	[[ "$script" == *'API=http://127.0.0.1:8080'* ]]
+	[[ "$script" == *'$(make -s token SUB=ana)'* ]]
+	script=${script//API=http:\/\/127.0.0.1:8080/API=$1}
+	cd "$COURTS_ROOT"
+	run env BUILD="$(make_build)" bash -c "set -euo pipefail
+		$script"
+	echo "$output"
+	[ "$status" -eq 0 ]
+	[ "$(sql "SELECT status || ' ' || cancel_reason FROM match_requests")" = "CANCELLED ORGANIZER" ]
+	[ "$(sql "SELECT count(*) FROM match_players WHERE left_reason = 'LEFT'")" = 1 ]
+	[ "$(sql "SELECT count(*) FROM payments WHERE kind = 'REFUND'")" = 3 ]
+}
+
 # shared_host_apache NAME DOCROOT: an Apache of the kind a shared host runs, serving DOCROOT
 # at its root: plain CGI through mod_cgid, mod_rewrite, mod_env and mod_mime, .htaccess files
 # allowed FileInfo AuthConfig Options=ExecCGI with FollowSymLinks (what the README says a host
