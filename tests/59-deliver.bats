@@ -49,6 +49,9 @@ deliver() {
 	run --separate-stderr timeout 120 env NOTIFY_WEBHOOK_URL="$HOOK_URL" \
 		NOTIFY_WEBHOOK_SECRET="$SECRET" NOTIFY_TIMEOUT=10 NOTIFY_BACKOFF_SECONDS=0 "${vars[@]}" \
 		"$COURTS_BUILD/cron/deliver" "${args[@]}"
+	# shown when a test fails: what the deliverer said, and what the receiver got
+	printf 'deliver: status %s\nstdout: %s\nstderr: %s\nreceived: %s\n' "$status" "$output" \
+		"$stderr" "$(cat "$HOOK_DIR/received.jsonl")"
 }
 
 # notify N: N notifications for the player ana (MATCH_INVITATION, payload {"n": i}); prints
