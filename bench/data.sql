@@ -165,6 +165,16 @@ END $$;
 INSERT INTO player_home_cells (cell_lat, cell_lng, skill_level, reliability_score, players)
 SELECT cell_lat, cell_lng, skill_level, reliability_score, players FROM player_home_cells_counted;
 
+-- and the search's free slots (sql/0019_free_slots.sql): the kept dates filled again for the
+-- courts loaded, as the sweeper fills a new date
+UPDATE free_slot_dates SET complete = false, filled_after = NULL;
+DO $$
+BEGIN
+    LOOP
+        EXIT WHEN (SELECT k.dates_added + k.courts_filled FROM free_slot_dates_keep(5000) k) = 0;
+    END LOOP;
+END $$;
+
 COMMIT;
 
 VACUUM ANALYZE;

@@ -14,7 +14,10 @@
  *   4. invitations:    PENDING invitations of requests no longer OPEN, or already started,
  *                      -> EXPIRED (sweep_invitations -> invitations_expire);
  *   5. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
- *                      (sweep_idempotency_keys, sql/0011_idempotency.sql).
+ *                      (sweep_idempotency_keys, sql/0011_idempotency.sql);
+ *   6. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:
+ *                      past dates forgotten, new ones added and filled a batch of courts
+ *                      per transaction (free_slot_dates_keep, sql/0019_free_slots.sql).
  *
  * The API never depends on this program (an expired hold is already ignored by slot and
  * create queries); it only moves rows to the state they would be read as.
@@ -53,13 +56,17 @@ struct counts {
 	long	no_shows;
 	long	invitations_expired;
 	long	keys_expired;
+	long	slot_dates_added;
 };
 
 /* One rule: runs one batch of at most limit rows inside an open transaction, adds what it
- * changed to c, and returns the number of rows it claimed, or -1 after a database error. */
+ * changed to c, and returns the number of rows it claimed, or -1 after a database error.
+ * A rule runs until a batch claims fewer than limit rows, or with until_none until one
+ * does nothing at all (its steps are not all as large as limit). */
 struct rule {
 	const char	*name;
 	long		(*batch)(struct db *d, const char *limit, struct counts *c);
+	bool		until_none;
 };
 
 static long
@@ -129,12 +136,28 @@ batch_keys(struct db *d, const char *limit, struct counts *c)
 	return count_cell(res, 0);
 }
 
+/* A step of keeping the search's free slots: dates added, or a batch of courts filled on a
+ * date (at most 200 per transaction whatever SWEEP_BATCH says: writes wait for it). */
+static long
+batch_slot_dates(struct db *d, const char *limit, struct counts *c)
+{
+	PGresult *res;
+
+	(void)limit;
+	res = db_exec_n(d, "SELECT dates_added, courts_filled FROM free_slot_dates_keep()", 0, NULL);
+	if (res == NULL)
+		return -1;
+	c->slot_dates_added += count_cell(res, 0);
+	return count_cell(res, 0) + count_cell(res, 1);
+}
+
 static const struct rule rules[] = {
-	{ "expired holds", batch_expired_holds },
-	{ "unfilled matches", batch_unfilled },
-	{ "completed matches", batch_completed },
-	{ "stale invitations", batch_invitations },
-	{ "old idempotency keys", batch_keys },
+	{ "expired holds", batch_expired_holds, false },
+	{ "unfilled matches", batch_unfilled, false },
+	{ "completed matches", batch_completed, false },
+	{ "stale invitations", batch_invitations, false },
+	{ "old idempotency keys", batch_keys, false },
+	{ "kept free slots", batch_slot_dates, true },
 };
 
 static void
@@ -146,6 +169,7 @@ counts_add(struct counts *total, const struct counts *c)
 	total->no_shows += c->no_shows;
 	total->invitations_expired += c->invitations_expired;
 	total->keys_expired += c->keys_expired;
+	total->slot_dates_added += c->slot_dates_added;
 }
 
 /* Ends a batch: rolls back whatever is still open and clears its results and memory. */
@@ -163,8 +187,8 @@ retryable(const struct db *d)
 }
 
 /* Runs rule in committed batches until one claims fewer than limit rows (nothing left that
- * another transaction does not hold). Adds what was committed to total. 0, or -1 after
- * reporting the failure on stderr. */
+ * another transaction does not hold), or none for an until_none rule. Adds what was
+ * committed to total. 0, or -1 after reporting the failure on stderr. */
 static int
 rule_run(struct db *d, const struct rule *rule, long limit, struct counts *total)
 {
@@ -191,7 +215,7 @@ rule_run(struct db *d, const struct rule *rule, long limit, struct counts *total
 		}
 		batch_end(d);
 		counts_add(total, &c);
-	} while (n >= limit);
+	} while (rule->until_none ? n > 0 : n >= limit);
 	return 0;
 }
 
@@ -253,8 +277,10 @@ main(void)
 	if (status != 0)
 		return status;
 	printf("sweep: expired_holds=%ld unfilled=%ld completed=%ld no_shows=%ld "
-	    "invitations_expired=%ld idempotency_keys_expired=%ld elapsed_ms=%ld\n",
+	    "invitations_expired=%ld idempotency_keys_expired=%ld slot_dates_added=%ld "
+	    "elapsed_ms=%ld\n",
 	    total.expired_holds, total.unfilled, total.completed, total.no_shows,
-	    total.invitations_expired, total.keys_expired, elapsed_ms(&start));
+	    total.invitations_expired, total.keys_expired, total.slot_dates_added,
+	    elapsed_ms(&start));
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -337,18 +337,24 @@ hold() {
 		"enable_bitmapscan=off" ]
 	grep -q 'FROM match_search(p_lat, p_lng, p_radius_km, p_date, p_from, p_to, p_duration, p_skill,' \
 		<<<"$(sql "SELECT prosrc FROM pg_proc WHERE proname = 'match_search_answer'")"
-	# which is match_search with those settings, planned as PL/pgSQL plans it: custom, then
-	# generic
-	inner=${stmt/match_search_answer/match_search}
-	args="('$LAT', '$LNG', '10', '$D', '09:00:00', '12:00:00', '90', 'ANY', '50', '$(user_id "$ME")', '50')"
-	for mode in force_custom_plan force_generic_plan; do
-		plan=$(sql "SET enable_bitmapscan = off; PREPARE s AS $inner; SET plan_cache_mode = $mode;
-		            EXPLAIN EXECUTE s $args")
-		# venues come nearest first straight from the index (KNN), so a LIMIT can stop there
-		grep -q 'Index Scan using venues_earth_idx' <<<"$plan" || { echo "$mode: $plan" >&2; false; }
-		grep -q 'Order By: ((earth_point' <<<"$plan"
-		! grep -q 'Seq Scan on venues' <<<"$plan" || false
-		! grep -q 'Function Scan on match_search' <<<"$plan" || false
+	# which reads the kept free slots for a date near today and works them out court by court
+	# for one further ahead (sql/0019_free_slots.sql); either way, in the plans PL/pgSQL
+	# really runs (custom ones, then generic ones from the sixth call of a session; auto_explain
+	# shows the nested statements), venues come nearest first straight from the index (KNN),
+	# so that the LIMIT stops there
+	for day in "$(local_date 40)" "$D"; do
+		[ "$(sql "SELECT count(*) FROM free_slot_dates WHERE booking_date = '$day' AND complete")" = \
+		  "$([ "$day" = "$D" ] && echo 1 || echo 0)" ]
+		args="('$LAT', '$LNG', '10', '$day', '09:00:00', '12:00:00', '90', 'ANY', '50', '$(user_id "$ME")', '50')"
+		plans=$(sql "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+		             SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;
+		             SELECT (SELECT count(*) FROM match_search_answer${args%\'50\')}50 + g - g))
+		               FROM generate_series(1, 7) g" 2>&1)
+		[ "$(grep -c 'Index Scan using venues_earth_idx' <<<"$plans")" -ge 7 ] || { echo "$plans" >&2; false; }
+		[ "$(grep -A3 'Index Scan using venues_earth_idx' <<<"$plans" | grep -c 'Order By: ((earth_point')" -ge 7 ]
+		# (the kept slots' statement is planned to stop there whatever the table sizes)
+		[ "$day" != "$D" ] || [ "$(grep -c 'Incremental Sort' <<<"$plans")" -ge 7 ] || { echo "$plans" >&2; false; }
+		! grep -q 'Seq Scan on venues' <<<"$plans" || { echo "$plans" >&2; false; }
 	done
 	# the eligible players are counted nearest first too, in the statement the wrapper really
 	# runs (auto_explain shows the nested statements' plans), among two thousand homes far away

@@ -88,9 +88,11 @@ model_split() {
 	for ((k = 0; k < procs; k++)); do
 		agrees "$(cat "$BATS_TEST_TMPDIR/model-$k.out")" "${counts[k]}"
 	done
-	# the sweepers' scores and bans went through the triggers of the eligible-player cells
+	# the sweepers' scores and bans went through the triggers of the eligible-player cells,
+	# and every request's holds, payments and cancellations through those of the kept slots
 	for db in courts ${SCRATCH:-}; do
 		[ "$(psql "$(admin_on "$db")" -X -tA -c "SELECT count(*) FROM player_home_cells_drift()")" = 0 ]
+		[ "$(psql "$(admin_on "$db")" -X -tA -c "SELECT count(*) FROM free_slots_drift()")" = 0 ]
 	done
 }
 
@@ -104,6 +106,7 @@ model_split() {
 		[ "$status" -eq 0 ]
 		agrees "$output" 200
 		[ "$(sql "SELECT count(*) FROM player_home_cells_drift()")" = 0 ]
+		[ "$(sql "SELECT count(*) FROM free_slots_drift()")" = 0 ]
 	fi
 	# two sweepers at once took part
 	[[ "$output" =~ \(([0-9]+)\ with\ two\ sweepers\) ]]

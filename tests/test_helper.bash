@@ -137,6 +137,8 @@ sql() {
 
 # reset_db: every table emptied, so each test starts from known data. Users stay: a user row
 # is never deleted in production, so FastCGI workers may keep (iss, sub) -> id in memory.
+# The dates whose free slots are kept stay too (sql/0019_free_slots.sql): emptied with the
+# courts, free_slots is right for them, and searches near today read it.
 # DELETE with foreign-key triggers off (the replica role) instead of TRUNCATE: the tables of
 # a test are small, and TRUNCATE's fixed cost per table (new files, catalog updates) made
 # it the most expensive step of most tests (about 110 ms against 15 ms).
@@ -150,7 +152,7 @@ reset_db() {
 	                   WHERE schemaname = 'public'
 	                     AND tablename NOT IN ('users', 'schema_migrations', 'match_formats',
 	                                           'match_policy', 'reliability_rules',
-	                                           'match_transitions')
+	                                           'match_transitions', 'free_slot_dates')
 	         LOOP
 	             EXECUTE 'DELETE FROM ' || t;
 	         END LOOP;
