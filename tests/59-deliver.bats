@@ -49,9 +49,17 @@ deliver() {
 	run --separate-stderr timeout 120 env NOTIFY_WEBHOOK_URL="$HOOK_URL" \
 		NOTIFY_WEBHOOK_SECRET="$SECRET" NOTIFY_TIMEOUT=10 NOTIFY_BACKOFF_SECONDS=0 "${vars[@]}" \
 		"$COURTS_BUILD/cron/deliver" "${args[@]}"
-	# shown when a test fails: what the deliverer said, and what the receiver got
-	printf 'deliver: status %s\nstdout: %s\nstderr: %s\nreceived: %s\n' "$status" "$output" \
-		"$stderr" "$(cat "$HOOK_DIR/received.jsonl")"
+	# shown when a test fails: what the deliverer said, what the receiver got, and the outbox
+	# (payload, attempts, leased, delivered, dead) with any lock another session holds on it
+	printf 'deliver: status %s\nstdout: %s\nstderr: %s\nreceived: %s\noutbox: %s\nlocks: %s\n' \
+		"$status" "$output" "$stderr" "$(cat "$HOOK_DIR/received.jsonl")" \
+		"$(sql "SELECT string_agg(concat_ws(' ', payload, attempts, next_attempt_at > now(),
+		                                    delivered_at IS NOT NULL, dead_at IS NOT NULL), '; '
+		                          ORDER BY created_at) FROM notifications")" \
+		"$(sql "SELECT string_agg(concat_ws(' ', a.pid, a.application_name, a.state, l.mode,
+		                                    left(a.query, 60)), '; ')
+		          FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		         WHERE l.relation = 'notifications'::regclass AND a.pid <> pg_backend_pid()")"
 }
 
 # notify N: N notifications for the player ana (MATCH_INVITATION, payload {"n": i}); prints
