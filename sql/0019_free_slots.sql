@@ -195,6 +195,19 @@ END;
 COMMENT ON FUNCTION free_slots_of(uuid[], date[]) IS
     'The rows free_slots should hold for some courts on some kept dates (NULL: all of them).';
 
+-- Replaces the kept rows of courts p_courts on dates p_dates (NULL: every kept date) with
+-- what free_slots_of works out; the callers hold the locks that make this safe.
+CREATE FUNCTION free_slots_rewrite(p_courts uuid[], p_dates date[]) RETURNS void
+    LANGUAGE sql
+BEGIN ATOMIC
+    DELETE FROM free_slots f
+     WHERE f.resource_id = ANY (p_courts)
+       AND (p_dates IS NULL OR f.booking_date = ANY (p_dates));
+    INSERT INTO free_slots SELECT * FROM free_slots_of(p_courts, p_dates);
+END;
+COMMENT ON FUNCTION free_slots_rewrite(uuid[], date[]) IS
+    'Replaces the kept rows of some courts on some dates with the worked-out ones (callers lock).';
+
 -- Works out again the kept slots of courts p_courts on dates p_dates (NULL: every kept date).
 -- (Without JIT: the planner counts a thousand slots per court and date, and would compile,
 -- in half a second, statements that run in a millisecond.)
@@ -215,13 +228,9 @@ BEGIN
      ORDER BY c.id, d.booking_date
         ON CONFLICT (resource_id, booking_date)
         DO UPDATE SET version = nextval('availability_version_seq');
-    IF NOT FOUND THEN
-        RETURN;                     -- no kept date concerned
+    IF FOUND THEN                   -- a kept date is concerned
+        PERFORM free_slots_rewrite(p_courts, p_dates);
     END IF;
-    DELETE FROM free_slots f
-     WHERE f.resource_id = ANY (p_courts)
-       AND (p_dates IS NULL OR f.booking_date = ANY (p_dates));
-    INSERT INTO free_slots SELECT * FROM free_slots_of(p_courts, p_dates);
 END $$;
 COMMENT ON FUNCTION free_slots_refresh(uuid[], date[]) IS
     'Works out again the kept slots of some courts on some kept dates (NULL: all of them).';
@@ -274,8 +283,7 @@ BEGIN
     courts := ARRAY(SELECT r.id FROM resources r
                      WHERE after IS NULL OR r.id > after
                      ORDER BY r.id LIMIT p_courts);
-    DELETE FROM free_slots f WHERE f.booking_date = filling AND f.resource_id = ANY (courts);
-    INSERT INTO free_slots SELECT * FROM free_slots_of(courts, ARRAY[filling]);
+    PERFORM free_slots_rewrite(courts, ARRAY[filling]);
     courts_filled := cardinality(courts);
     UPDATE free_slot_dates
        SET filled_after = COALESCE(courts[cardinality(courts)], after),
@@ -295,29 +303,22 @@ CREATE FUNCTION free_slots_drift(p_now timestamptz DEFAULT now())
     LANGUAGE sql STABLE
     SET jit = off
 BEGIN ATOMIC
-    WITH kept AS (
-        SELECT f.venue_id, f.booking_date, f.slot_minutes, f.resource_id, f.resource_name,
-               f.resource_type, s.start_time, s.price, s.currency,
-               CASE WHEN s.held_until > p_now THEN s.held_until END AS held_until
-          FROM free_slots f
-          JOIN free_slot_dates d ON d.booking_date = f.booking_date
-          JOIN venues v ON v.id = f.venue_id
-         CROSS JOIN LATERAL unnest(f.start_times, f.prices, f.currencies, f.held_until)
-                            s(start_time, price, currency, held_until)
-         WHERE (f.booking_date + s.start_time) AT TIME ZONE v.timezone > p_now),
-    computed AS (
-        SELECT f.venue_id, f.booking_date, f.slot_minutes, f.resource_id, f.resource_name,
-               f.resource_type, s.start_time, s.price, s.currency,
-               CASE WHEN s.held_until > p_now THEN s.held_until END AS held_until
-          FROM free_slots_of(ARRAY(SELECT r.id FROM resources r)) f
-          JOIN venues v ON v.id = f.venue_id
-         CROSS JOIN LATERAL unnest(f.start_times, f.prices, f.currencies, f.held_until)
-                            s(start_time, price, currency, held_until)
-         WHERE (f.booking_date + s.start_time) AT TIME ZONE v.timezone > p_now)
-    SELECT x.kept, x.resource_id, x.booking_date, x.start_time
-      FROM (SELECT true AS kept, a.* FROM (SELECT * FROM kept EXCEPT SELECT * FROM computed) a
-            UNION ALL
-            SELECT false, b.* FROM (SELECT * FROM computed EXCEPT SELECT * FROM kept) b) x
+    SELECT bool_and(x.kept), x.resource_id, x.booking_date, x.start_time
+      FROM (SELECT r.kept, r.venue_id, r.booking_date, r.slot_minutes, r.resource_id,
+                   r.resource_name, r.resource_type, s.start_time, s.price, s.currency,
+                   CASE WHEN s.held_until > p_now THEN s.held_until END AS held_until
+              FROM (SELECT true AS kept, f.*
+                      FROM free_slots f
+                      JOIN free_slot_dates d ON d.booking_date = f.booking_date
+                    UNION ALL
+                    SELECT false, c.* FROM free_slots_of(ARRAY(SELECT id FROM resources)) c) r
+              JOIN venues v ON v.id = r.venue_id
+             CROSS JOIN LATERAL unnest(r.start_times, r.prices, r.currencies, r.held_until)
+                                s(start_time, price, currency, held_until)
+             WHERE (r.booking_date + s.start_time) AT TIME ZONE v.timezone > p_now) x
+     GROUP BY x.venue_id, x.booking_date, x.slot_minutes, x.resource_id, x.resource_name,
+              x.resource_type, x.start_time, x.price, x.currency, x.held_until
+    HAVING count(*) FILTER (WHERE x.kept) <> count(*) FILTER (WHERE NOT x.kept)
      ORDER BY 2, 3, 4, 1;
 END;
 COMMENT ON FUNCTION free_slots_drift(timestamptz) IS
@@ -333,46 +334,34 @@ DECLARE
         AND OLD.resource_id = NEW.resource_id AND OLD.booking_date = NEW.booking_date
         AND OLD.start_time = NEW.start_time AND OLD.end_time = NEW.end_time;
 BEGIN
-    IF same_place THEN
+    IF same_place AND (
+        -- nothing the slots read has changed
+        (OLD.status = NEW.status AND OLD.expires_at IS NOT DISTINCT FROM NEW.expires_at)
         -- between two statuses that hold the court for good (paid, matched, completed, ...)
-        IF OLD.status NOT IN ('PENDING_PAYMENT', 'CANCELLED')
-           AND NEW.status NOT IN ('PENDING_PAYMENT', 'CANCELLED') THEN
-            RETURN NULL;
-        END IF;
-        IF OLD.status = 'CANCELLED' AND NEW.status = 'CANCELLED' THEN
-            RETURN NULL;
-        END IF;
+        OR (OLD.status NOT IN ('PENDING_PAYMENT', 'CANCELLED')
+            AND NEW.status NOT IN ('PENDING_PAYMENT', 'CANCELLED'))
+        OR (OLD.status = 'CANCELLED' AND NEW.status = 'CANCELLED')
         -- cancelled once its hold is over or it has ended
-        IF NEW.status = 'CANCELLED'
-           AND ((OLD.status = 'PENDING_PAYMENT' AND OLD.expires_at <= now())
-                OR OLD.ends_at <= now()) THEN
-            RETURN NULL;
-        END IF;
+        OR (NEW.status = 'CANCELLED'
+            AND ((OLD.status = 'PENDING_PAYMENT' AND OLD.expires_at <= now())
+                 OR OLD.ends_at <= now()))) THEN
+        RETURN NULL;
     END IF;
     IF TG_OP <> 'INSERT' THEN
         PERFORM free_slots_refresh(ARRAY[OLD.resource_id], ARRAY[OLD.booking_date]);
     END IF;
-    IF TG_OP = 'INSERT' OR (TG_OP = 'UPDATE' AND (OLD.resource_id <> NEW.resource_id
-                                                  OR OLD.booking_date <> NEW.booking_date)) THEN
+    IF TG_OP <> 'DELETE' AND NOT same_place THEN
         PERFORM free_slots_refresh(ARRAY[NEW.resource_id], ARRAY[NEW.booking_date]);
     END IF;
     RETURN NULL;
 END $$;
 COMMENT ON FUNCTION free_slots_request_changed() IS
     'Row trigger on match_requests: refreshes the kept slots of the court and date a request holds or held.';
-CREATE TRIGGER match_requests_free_slots AFTER INSERT OR DELETE ON match_requests
-    FOR EACH ROW EXECUTE FUNCTION free_slots_request_changed();
-CREATE TRIGGER match_requests_free_slots_update
-    AFTER UPDATE OF status, expires_at, resource_id, booking_date, start_time, end_time
+CREATE TRIGGER match_requests_free_slots
+    AFTER INSERT OR DELETE
+       OR UPDATE OF status, expires_at, resource_id, booking_date, start_time, end_time
     ON match_requests
-    FOR EACH ROW
-    WHEN (OLD.status IS DISTINCT FROM NEW.status
-          OR OLD.expires_at IS DISTINCT FROM NEW.expires_at
-          OR OLD.resource_id IS DISTINCT FROM NEW.resource_id
-          OR OLD.booking_date IS DISTINCT FROM NEW.booking_date
-          OR OLD.start_time IS DISTINCT FROM NEW.start_time
-          OR OLD.end_time IS DISTINCT FROM NEW.end_time)
-    EXECUTE FUNCTION free_slots_request_changed();
+    FOR EACH ROW EXECUTE FUNCTION free_slots_request_changed();
 
 -- A court, its schedule or its price rules (TG_ARGV[0] names the court's column): every
 -- kept date of the court before and after.
@@ -502,50 +491,21 @@ COMMENT ON FUNCTION search_free_slots(double precision, double precision, numeri
                                       time, integer, integer, timestamptz) IS
     'search_slots from the kept slots, for a date of free_slot_dates.';
 
--- 0007's search_slots, as it was: for a date that is not kept.
-CREATE FUNCTION search_slots_computed(p_lat double precision, p_lng double precision,
-                                      p_radius_km numeric, p_date date, p_from time, p_to time,
-                                      p_duration integer, p_limit integer,
-                                      p_now timestamptz DEFAULT now())
-    RETURNS TABLE (resource_id uuid, resource_name text, resource_type text, venue_id uuid,
-                   venue_name text, venue_city text, venue_latitude double precision,
-                   venue_longitude double precision, distance_km numeric,
-                   start_time time, end_time time, price numeric, currency char(3))
-    LANGUAGE sql STABLE PARALLEL SAFE
-BEGIN ATOMIC
-    SELECT x.id, x.name, x.type, v.id, v.name, v.city, v.latitude, v.longitude,
-           round((earth_distance(earth_point(p_lat, p_lng),
-                                 earth_point(v.latitude, v.longitude)) / 1000)::numeric, 3),
-           x.start_time, x.end_time, x.price, x.currency
-      FROM (SELECT v.*, earth_point(v.latitude, v.longitude) <-> earth_point(p_lat, p_lng) AS chord
-              FROM venues v
-             WHERE v.status = 'ACTIVE'
-               AND earth_box(earth_point(p_lat, p_lng), p_radius_km * 1000)
-                   @> earth_point(v.latitude, v.longitude)
-               -- bound the work: no slots for dates long past or over a year ahead
-               AND p_date BETWEEN (p_now AT TIME ZONE 'UTC')::date - 1
-                              AND (p_now AT TIME ZONE 'UTC')::date + 366
-             ORDER BY earth_point(v.latitude, v.longitude) <-> earth_point(p_lat, p_lng)) v
-     CROSS JOIN LATERAL (
-            SELECT r.id, r.name, r.type, s.start_time, s.end_time, s.price, s.currency
-              FROM resources r
-             CROSS JOIN LATERAL resource_slots(r.id, p_date, p_now) s
-             WHERE r.venue_id = v.id
-               AND r.status = 'ACTIVE'
-               AND r.slot_duration_minutes = p_duration
-               AND s.available
-               AND s.start_time BETWEEN p_from AND p_to) x
-     WHERE earth_distance(earth_point(p_lat, p_lng), earth_point(v.latitude, v.longitude))
-           <= p_radius_km * 1000
-     ORDER BY v.chord, x.start_time, x.id
-     LIMIT p_limit;
-END;
+-- search_slots as it stands (0007, earth_point since 0009), copied under the name
+-- search_slots_computed from its own definition (the body names its parameters after the
+-- function), for a date that is not kept.
+DO $$
+BEGIN
+    EXECUTE regexp_replace(pg_get_functiondef('search_slots(double precision, double precision,
+                               numeric, date, time, time, integer, integer, timestamptz)'::regprocedure),
+                           '\msearch_slots\M', 'search_slots_computed', 'g');
+END $$;
 COMMENT ON FUNCTION search_slots_computed(double precision, double precision, numeric, date,
                                           time, time, integer, integer, timestamptz) IS
     'search_slots worked out court by court, for a date free_slots does not keep.';
 
 -- search_slots keeps its signature (match_search reads it) and reads the kept slots when the
--- date is kept; otherwise it works them out as 0007 did (its body, restated here).
+-- date is kept; otherwise it works them out as before (search_slots_computed).
 CREATE OR REPLACE FUNCTION search_slots(p_lat double precision, p_lng double precision,
                                         p_radius_km numeric, p_date date, p_from time, p_to time,
                                         p_duration integer, p_limit integer,

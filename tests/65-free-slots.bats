@@ -27,10 +27,9 @@ drift() {
 answers() {
 	sql "SELECT (SELECT md5(string_agg(k::text, ',')) FROM search_free_slots($LAT, $LNG, w.r, '$1',
 	                 w.f, w.t, w.d, w.l, ${2:-now()}) k)
-	         || ' ' || (SELECT md5(string_agg(c::text, ',')) FROM search_slots_computed($LAT, $LNG,
-	                 w.r, '$1', w.f, w.t, w.d, w.l, ${2:-now()}) c)
-	         || ' ' || (SELECT count(*) FROM search_slots_computed($LAT, $LNG, w.r, '$1', w.f, w.t,
-	                 w.d, w.l, ${2:-now()}))
+	         || ' ' || (SELECT md5(string_agg(c::text, ',')) || ' ' || count(*)
+	                      FROM search_slots_computed($LAT, $LNG, w.r, '$1', w.f, w.t, w.d, w.l,
+	                                                 ${2:-now()}) c)
 	       FROM (VALUES (10, '00:00'::time, '23:59'::time, 90, 50), (10, '18:00', '20:00', 90, 50),
 	                    (10, '00:00', '23:59', 60, 50), (1, '00:00', '23:59', 90, 3),
 	                    (50, '09:00', '12:00', 90, 2)) w(r, f, t, d, l)"
