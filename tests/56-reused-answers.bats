@@ -214,7 +214,8 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 	# another court's and another day's changes
 	other=$(fixture_court "$VENUE" 60)
 	fixture_hold "$other" "$DAY" 09:00 10:00 PENDING_PAYMENT
-	fixture_hold "$COURT" "$(weekday_date 4)" 09:30 11:00 PENDING_PAYMENT
+	# (the day after DAY: weekday_date 4 is DAY itself when DAY + 1 is a Saturday)
+	fixture_hold "$COURT" "$(date -d "$DAY + 1 day" +%F)" 09:30 11:00 PENDING_PAYMENT
 	ask "If-None-Match: $TAG"
 	expect 304 -
 }
