@@ -121,9 +121,12 @@ utc() {
 	A=$(jqr .id)
 	# a match of someone else, which org joins, and one org has nothing to do with
 	other=$(fixture_player other INTERMEDIATE 40.42 -3.70)
-	B=$(sql_match "$other" OPEN "4 days")
+	# (a day and two days after A: DAY, a weekday, may itself be 5 days ahead)
+	after_a() { sql "SELECT ceil(extract(epoch FROM starts_at + interval '$1' - now()) / 60)::int || ' minutes'
+	                   FROM match_requests WHERE id = '$A'"; }
+	B=$(sql_match "$other" OPEN "$(after_a '1 day')")
 	sql_join "$B" "$ORG" TEAM_B >/dev/null
-	C=$(sql_match "$other" OPEN "5 days")
+	C=$(sql_match "$other" OPEN "$(after_a '2 days')")
 	sql "UPDATE match_requests SET status = 'CONFIRMED' WHERE id = '$B'" >/dev/null
 	feed "$(feed_url "$TORG")"
 	expect 200 text/calendar
