@@ -1,6 +1,6 @@
 /* requests: a player's match requests: open one on a free slot (held until paid), confirm the
  * payment (which sends the invitations), list and read them, leave, report absence, check in
- * by GPS and cancel. Any valid token may act as a player; a request is visible to its active
+ * by GPS and cancel; and weekly series of them (one per week on the same court and time). Any valid token may act as a player; a request is visible to its active
  * players only, everyone else gets 404.
  *
  * Every write is one transaction around one lifecycle function of sql/0010_lifecycle.sql,
@@ -19,6 +19,7 @@
 #define CUSTOM_MESSAGE_MAX	500	/* characters */
 #define SEARCH_RADIUS_DEFAULT	10.0	/* km */
 #define SEARCH_RADIUS_MAX	100.0	/* km */
+#define SERIES_WEEKS_MAX	26
 
 static const char *const formats[] = { "TWO_VS_TWO", "ONE_VS_ONE", "AMERICANO", NULL };
 /* ANY is a search filter only: a match is at one level */
@@ -264,6 +265,62 @@ request_cancel(struct req *r)
 	transition_no_content(r, "SELECT match_cancel($1::uuid, $2::uuid)", NULL);
 }
 
+/* POST /api/match/series: a match request's body plus "weeks" (1-26): 201 with the series,
+ * {"id", "created": [match requests, PENDING_PAYMENT each with its own expiresAt],
+ * "skipped": [{"bookingDate", "code"}]}, one request on bookingDate and on the same weekday
+ * of each following week; a date that cannot be booked is skipped with the 409 code its
+ * own booking would get (SLOT_NOT_OFFERED, SLOT_IN_PAST, NOT_BOOKABLE, SLOT_TAKEN, the booking
+ * rules); 400; 401; 404 resource unknown or not visible; 409 HOLD_LIMIT (the series counts as
+ * one hold), NO_BOOKABLE_DATE (every date skipped: nothing is made). */
+static void
+series_create(struct req *r)
+{
+	struct create_input in;
+	long weeks = 0;
+	PGresult *res;
+
+	if (body_int(r, "weeks", IN_REQUIRED, &weeks) && (weeks < 1 || weeks > SERIES_WEEKS_MAX))
+		problem_field(r, "weeks", "must be between 1 and 26");
+	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0)
+		return;
+	res = sql_query(r,
+	    "SELECT match_series_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, $6::text, "
+	    "    $7::text, $8::text, $9::float8, $10::float8, $11::numeric, $12::int, $13::int, "
+	    "    p_max_holds => $14::int)",
+	    in.resource, r->user_id, in.date, in.start, in.duration, in.format, in.skill,
+	    in.message, in.lat, in.lng, in.radius, input_fmt_long(r, weeks),
+	    input_fmt_long(r, config_get()->payment_hold_seconds),
+	    input_fmt_long(r, config_get()->max_unpaid_holds));
+	if (res == NULL)
+		return;
+	/* a statement of its own: a STABLE function sees the rows of statements before it */
+	res = sql_query(r, "SELECT json_match_series($1::uuid)", db_value(res, 0, 0));
+	if (res == NULL)
+		return;
+	sql_commit_and_send(r, 201, db_value(res, 0, 0));
+}
+
+/* GET /api/match/series/{id}: 200 with the series, its requests as they are now; 401; 404
+ * unknown or not the caller's (only its organizer sees a series). */
+static void
+series_get(struct req *r)
+{
+	sql_send_json(r, 200, "Series",
+	    "SELECT json_match_series(s.id) FROM match_series s "
+	    " WHERE s.id = $1::uuid AND s.organizer_id = $2::uuid",
+	    req_param(r, "id"), r->user_id);
+}
+
+/* DELETE /api/match/series/{id}: 204, every request of the series that has not started and
+ * is not CONFIRMED or over is cancelled as DELETE /api/match/requests/{id} would (refunds,
+ * notices); the others stay as they are (again: nothing changes); 401; 404 unknown or not
+ * the caller's. */
+static void
+series_cancel(struct req *r)
+{
+	transition_no_content(r, "SELECT match_series_cancel($1::uuid, $2::uuid)", NULL);
+}
+
 static const struct route routes[] = {
 	{ "GET", "/api/match/requests/my", requests_mine, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/match/requests", request_create, AUTH_PLAYER, BODY_JSON |
@@ -279,6 +336,10 @@ static const struct route routes[] = {
 	{ "POST", "/api/match/requests/{id}/absence", request_absence, AUTH_PLAYER, BODY_NONE |
 	  ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/checkin", request_checkin, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/match/series", series_create, AUTH_PLAYER, BODY_JSON | ROUTE_IDEMPOTENT },
+	{ "GET", "/api/match/series/{id}", series_get, AUTH_PLAYER, BODY_NONE },
+	{ "DELETE", "/api/match/series/{id}", series_cancel, AUTH_PLAYER, BODY_NONE |
+	  ROUTE_IDEMPOTENT },
 };
 
 int

@@ -204,6 +204,22 @@ export const schemas = {
 		searchRadiusKm: nullable({ type: 'number', exclusiveMinimum: 0, maximum: 100, default: 10 }),
 	}, ['resourceId', 'bookingDate', 'startTime', 'slotDurationMinutes', 'format', 'skillLevel',
 		'searchLat', 'searchLng'], { additionalProperties: true }),
+	SeriesInput: {
+		allOf: [ref('MatchRequestInput'), object({
+			weeks: { type: 'integer', minimum: 1, maximum: 26, description: 'How many weeks: bookingDate and the same weekday of each week after it.' },
+		}, ['weeks'], { additionalProperties: true })],
+	},
+	Series: object({
+		id: uuid,
+		created: { ...list('MatchRequest'), description: 'One match request per date booked, oldest first, each with its own payment hold; pay each with its confirm-payment.' },
+		skipped: {
+			type: 'array', description: 'The dates not booked, oldest first, with the code a booking of that date alone would have been refused with.',
+			items: object({
+				bookingDate: date,
+				code: { type: 'string', enum: ['SLOT_NOT_OFFERED', 'SLOT_IN_PAST', 'NOT_BOOKABLE', 'SLOT_TAKEN', ...BOOKING_RULES] },
+			}),
+		},
+	}),
 	TeamInput: object({ team: TEAM }, undefined, { additionalProperties: true }),
 	Invitation: object({
 		id: uuid,
@@ -528,6 +544,23 @@ export const routes = {
 			404: ['NOT_FOUND'],
 			409: ['INVALID_STATE', 'CHECKIN_TOO_EARLY', 'CHECKIN_CLOSED', 'INACCURATE_POSITION', 'TOO_FAR'],
 		},
+	},
+	'POST /api/match/series': {
+		tag: 'match-making', summary: 'Open a weekly series: the same court and time every week, dates that cannot be booked skipped',
+		description: 'Each date is an ordinary match request (PENDING_PAYMENT with its own expiresAt), booked as POST /api/match/requests would book it; a date that booking would refuse with a 409 is listed in skipped with that code instead, and the others are made. The series counts as one hold toward the unpaid-holds limit.',
+		body: 'SeriesInput', ok: { 201: { schema: ref('Series') } },
+		problems: { 404: ['NOT_FOUND'], 409: ['HOLD_LIMIT', 'NO_BOOKABLE_DATE'] },
+	},
+	'GET /api/match/series/{id}': {
+		tag: 'match-making', summary: 'A series the caller organizes, its match requests as they are now',
+		ok: { 200: { schema: ref('Series') } },
+		problems: { 404: ['NOT_FOUND'] },
+	},
+	'DELETE /api/match/series/{id}': {
+		tag: 'match-making', summary: 'Cancel a series: its matches still to come cancelled, refunded and told as one cancel each',
+		description: 'Matches that have started, are CONFIRMED, over or cancelled already stay as they are; one date alone is cancelled with DELETE /api/match/requests/{id}.',
+		ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'] },
 	},
 	'GET /api/match/invitations': {
 		tag: 'match-making', summary: 'The caller\'s pending invitations to open matches, newest first', query: paging,

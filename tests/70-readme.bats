@@ -19,6 +19,14 @@ setup() {
 	[[ "$output" == *$'STATUS:TENTATIVE\r\n'*$'STATUS:CANCELLED\r'* ]]
 	[ "$(sql "SELECT count(*) FROM calendar_feeds f JOIN users u ON u.id = f.player_id
 	          WHERE u.subject = 'ben'")" = 1 ]
+	# the series: four weeks booked a week apart, nothing skipped, then all four cancelled
+	day=$(TZ=Europe/Madrid date -d '+3 days' +%F)
+	[[ "$output" == *"{\"dates\":[\"$day\",\"$(date -u -d "$day + 7 days" +%F)\",\"$(date -u -d "$day + 14 days" +%F)\",\"$(date -u -d "$day + 21 days" +%F)\"],\"skipped\":[]}"* ]]
+	[ "$(sql "SELECT count(*) || ':' || bool_and(s.cancelled_at IS NOT NULL)
+	            FROM match_series s JOIN users u ON u.id = s.organizer_id WHERE u.subject = 'ana'")" = 1:true ]
+	[ "$(sql "SELECT string_agg(m.status || ':' || m.start_time, ',')
+	            FROM match_series_matches sm JOIN match_requests m ON m.id = sm.match_request_id")" = \
+		"CANCELLED:20:00:00,CANCELLED:20:00:00,CANCELLED:20:00:00,CANCELLED:20:00:00" ]
 }
 
 @test "the README's token without roles acts as a player: owner routes are 403 to it" {

@@ -1,0 +1,166 @@
+-- 0021_series: weekly series. A group that plays every Tuesday at 19:00 opens the weeks in
+-- one call: each date becomes an ordinary match request, made by match_hold (0010) with its
+-- own payment hold, booking rules and double-booking guard. A date that cannot be booked is
+-- skipped with the code a single booking of it would have been refused with; it is never a
+-- reason to refuse the others. The series only groups its matches: it has no state of its
+-- own that the lifecycle reads, but for the unpaid-holds limit, where it counts once.
+
+CREATE TABLE match_series (
+    id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    organizer_id uuid NOT NULL REFERENCES users(id),
+    resource_id  uuid NOT NULL REFERENCES resources(id),
+    first_date   date NOT NULL,
+    start_time   time NOT NULL,
+    weeks        integer NOT NULL CONSTRAINT match_series_weeks_check CHECK (weeks BETWEEN 1 AND 26),
+    skipped      jsonb NOT NULL DEFAULT '[]'
+                 CONSTRAINT match_series_skipped_check CHECK (jsonb_typeof(skipped) = 'array'),
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    cancelled_at timestamptz
+);
+CREATE INDEX match_series_organizer_idx ON match_series (organizer_id);
+CREATE INDEX match_series_resource_idx ON match_series (resource_id);
+COMMENT ON TABLE match_series IS
+    'A weekly series: the same court, weekday and time for a number of weeks, opened in one call.';
+COMMENT ON COLUMN match_series.skipped IS
+    'The dates not booked when the series was made: [{"bookingDate", "code"}], oldest first.';
+COMMENT ON COLUMN match_series.cancelled_at IS
+    'When the organizer cancelled the series (its future matches then); NULL while it runs.';
+
+-- A match belongs to at most one series, once per date.
+CREATE TABLE match_series_matches (
+    series_id        uuid NOT NULL REFERENCES match_series(id),
+    match_request_id uuid PRIMARY KEY REFERENCES match_requests(id),
+    booking_date     date NOT NULL,
+    CONSTRAINT match_series_matches_one_per_date UNIQUE (series_id, booking_date)
+);
+COMMENT ON TABLE match_series_matches IS 'The match requests a series made, one per date.';
+
+-- Live unpaid holds of a player, a series' holds counting once (0012, restated).
+CREATE OR REPLACE FUNCTION hold_limit_check(p_player uuid, p_max integer, p_now timestamptz)
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    PERFORM 1 FROM users WHERE id = p_player FOR UPDATE;
+    IF p_max IS NOT NULL AND (SELECT count(DISTINCT COALESCE(sm.series_id, m.id))
+                                FROM match_requests m
+                                LEFT JOIN match_series_matches sm ON sm.match_request_id = m.id
+                               WHERE m.organizer_id = p_player AND m.status = 'PENDING_PAYMENT'
+                                 AND m.expires_at > p_now) >= p_max THEN
+        PERFORM lifecycle_fail(409, 'HOLD_LIMIT',
+            format('You already hold %s unpaid matches, the most allowed; pay for or cancel one first.',
+                   p_max));
+    END IF;
+END $$;
+COMMENT ON FUNCTION hold_limit_check(uuid, integer, timestamptz) IS
+    'Refuses a hold past the limit of live unpaid holds per player; a series counts once.';
+
+-- SERIES: p_weeks holds on p_date and the same weekday after it, each by match_hold. A date
+-- match_hold refuses with a 409 (SLOT_NOT_OFFERED: closed, a holiday or off the court's
+-- grid; SLOT_IN_PAST; NOT_BOOKABLE; SLOT_TAKEN; a booking rule such as
+-- OUTSIDE_BOOKING_WINDOW) is skipped with that code, in a subtransaction of its own, so
+-- nothing of it is left. 404 NOT_FOUND for a court that is not bookable at all; 409
+-- HOLD_LIMIT once for the whole series; 409 NO_BOOKABLE_DATE (nothing written) when every
+-- date is skipped. Returns the series' id.
+CREATE FUNCTION match_series_hold(p_resource uuid, p_organizer uuid, p_date date, p_start time,
+                                  p_duration integer, p_format text, p_skill text,
+                                  p_message text, p_lat double precision,
+                                  p_lng double precision, p_radius numeric, p_weeks integer,
+                                  p_hold_seconds integer, p_now timestamptz DEFAULT now(),
+                                  p_max_holds integer DEFAULT NULL)
+    RETURNS uuid
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_series uuid;
+    v_date date;
+    v_match uuid;
+    v_code text;
+    v_skipped jsonb := '[]';
+    v_made integer := 0;
+BEGIN
+    PERFORM 1 FROM resources rs JOIN venues v ON v.id = rs.venue_id
+     WHERE rs.id = p_resource AND rs.status = 'ACTIVE' AND v.status = 'ACTIVE';
+    IF NOT FOUND THEN
+        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Resource not found.');
+    END IF;
+    PERFORM hold_limit_check(p_organizer, p_max_holds, p_now);
+    INSERT INTO match_series (organizer_id, resource_id, first_date, start_time, weeks, created_at)
+    VALUES (p_organizer, p_resource, p_date, p_start, p_weeks, p_now)
+    RETURNING id INTO v_series;
+    FOR k IN 0 .. p_weeks - 1 LOOP
+        v_date := p_date + 7 * k;
+        v_code := NULL;
+        BEGIN
+            v_match := match_hold(p_resource, p_organizer, v_date, p_start, p_duration, p_format,
+                                  p_skill, p_message, p_lat, p_lng, p_radius, p_hold_seconds,
+                                  p_now);
+            INSERT INTO match_series_matches (series_id, match_request_id, booking_date)
+            VALUES (v_series, v_match, v_date);
+            v_made := v_made + 1;
+        EXCEPTION
+            WHEN exclusion_violation THEN
+                v_code := 'SLOT_TAKEN';
+            WHEN SQLSTATE 'CR409' THEN
+                v_code := SQLERRM;
+        END;
+        IF v_code IS NOT NULL THEN
+            v_skipped := v_skipped || jsonb_build_object('bookingDate', v_date, 'code', v_code);
+        END IF;
+    END LOOP;
+    IF v_made = 0 THEN
+        PERFORM lifecycle_fail(409, 'NO_BOOKABLE_DATE',
+            'No date of the series can be booked: ' ||
+            (SELECT string_agg(format('%s %s', e->>'bookingDate', e->>'code'), ', ')
+               FROM jsonb_array_elements(v_skipped) e) || '.');
+    END IF;
+    UPDATE match_series SET skipped = v_skipped WHERE id = v_series;
+    RETURN v_series;
+END $$;
+COMMENT ON FUNCTION match_series_hold(uuid, uuid, date, time, integer, text, text, text,
+                                      double precision, double precision, numeric, integer,
+                                      integer, timestamptz, integer) IS
+    'SERIES: a hold on the same court and time every week, dates that cannot be booked skipped.';
+
+-- CANCEL SERIES: the organizer cancels every match of the series that has not started and
+-- can still be cancelled, each by match_cancel (refunds and notices as for one match); the
+-- others (started, confirmed, over, cancelled already) are left as they are. Again: nothing
+-- more changes. 404 NOT_FOUND for anyone but the organizer.
+CREATE FUNCTION match_series_cancel(p_series uuid, p_player uuid, p_now timestamptz DEFAULT now())
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_match uuid;
+BEGIN
+    PERFORM 1 FROM match_series WHERE id = p_series AND organizer_id = p_player FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Series not found.');
+    END IF;
+    FOR v_match IN
+        SELECT m.id FROM match_series_matches sm JOIN match_requests m ON m.id = sm.match_request_id
+         WHERE sm.series_id = p_series AND m.starts_at > p_now
+           AND m.status IN ('PENDING_PAYMENT', 'OPEN', 'MATCHED')
+         ORDER BY m.starts_at
+    LOOP
+        PERFORM match_cancel(v_match, p_player, p_now);
+    END LOOP;
+    UPDATE match_series SET cancelled_at = p_now WHERE id = p_series AND cancelled_at IS NULL;
+END $$;
+COMMENT ON FUNCTION match_series_cancel(uuid, uuid, timestamptz) IS
+    'CANCEL SERIES: the organizer cancels the series'' matches still to come.';
+
+-- Series object: its matches, oldest date first, as they are now, and the dates skipped.
+CREATE FUNCTION json_match_series(p_series uuid) RETURNS json
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT json_build_object(
+        'id', s.id,
+        'created', COALESCE((SELECT json_agg(json_match_request(m) ORDER BY sm.booking_date)
+                               FROM match_series_matches sm
+                               JOIN match_requests m ON m.id = sm.match_request_id
+                              WHERE sm.series_id = s.id), '[]'),
+        'skipped', s.skipped)
+      FROM match_series s WHERE s.id = p_series;
+END;
+COMMENT ON FUNCTION json_match_series(uuid) IS 'Series object: its match requests and the dates skipped.';
