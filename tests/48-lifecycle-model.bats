@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The randomized state-machine test of the match lifecycle (tests/lifecycle/): thousands of
-# random sequences of calls to the functions of sql/0010_lifecycle.sql, with a test clock,
-# each step checked against a reference model and the invariants read from the database.
+# random sequences of calls to the functions of sql/0010_lifecycle.sql and to the weekly
+# series of sql/0021_series.sql made of them, with a test clock, each step checked against a
+# reference model and the invariants read from the database.
 #
 # The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
 # make test runs the suite in several modes side by side on a small shared machine, so the
@@ -111,6 +112,11 @@ model_split() {
 	# two sweepers at once took part
 	[[ "$output" =~ \(([0-9]+)\ with\ two\ sweepers\) ]]
 	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	# weekly series were made (some with dates skipped, some with none bookable) and cancelled
+	[[ "$output" =~ $'\n'"# series:"[^$'\n']*" ok "[1-9] ]]
+	[[ "$output" =~ $'\n'"# series with a date skipped: ok "[1-9] ]]
+	[[ "$output" =~ $'\n'"# series:"[^$'\n']*" NO_BOOKABLE_DATE "[1-9] ]]
+	[[ "$output" =~ $'\n'"# cancel series:"[^$'\n']*" ok "[1-9] ]]
 }
 
 @test "sequences in which every sweeper run is two sweepers at once agree with the model" {

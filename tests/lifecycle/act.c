@@ -39,67 +39,122 @@ player_of(struct seq *s, int m, bool organizer_too, int pct)
 	return p >= 0 ? p : model_rnd(s, s->nplayers);
 }
 
-int
-act_hold(struct run *r, struct seq *s)
+/* A hold as the driver asks for it: mostly on a court's grid in the coming days, sometimes
+ * on a slot a match has or had, off the grid or of another length. */
+static void
+draw_hold(struct seq *s, struct hold *h)
 {
 	static const int hold_seconds[] = { 900, 900, 900, 120, 3600 };
 	static const int days[] = { 0, 1, 1, 2, 3, 3, 4, 5 };
-	char date[16], start[8], dur[8], lat[32], lng[32], radius[16], secs[16], now[40];
-	const char *params[13] = { NULL, NULL, date, start, dur, NULL, NULL, NULL, lat, lng,
-		radius, secs, now };
-	struct stmt st = { "SELECT match_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, "
-	    "$6::text, $7::text, $8::text, $9::float8, $10::float8, $11::numeric, $12::int, "
-	    "$13::timestamptz)", 13, params };
-	const char *want;
-	struct hold h;
-	time_t tt;
-	struct tm tm;
 	int slots;
 
-	h.court = model_rnd(s, s->ncourts);
+	h->court = model_rnd(s, s->ncourts);
 	if (s->nmatches > 0 && model_chance(s, 20)) {	/* a slot a match has, or had */
 		const struct match *m = &s->matches[model_rnd(s, s->nmatches)];
 
-		h.court = m->court;
-		h.starts = m->starts;
+		h->court = m->court;
+		h->starts = m->starts;
 	} else {
-		slots = 14 * 60 / s->courts[h.court].duration;
-		h.starts = (s->now / DAY + days[model_rnd(s, 8)]) * DAY + 8 * HOUR +
-		    model_rnd(s, slots) * s->courts[h.court].duration * MINUTE;
+		slots = 14 * 60 / s->courts[h->court].duration;
+		h->starts = (s->now / DAY + days[model_rnd(s, 8)]) * DAY + 8 * HOUR +
+		    model_rnd(s, slots) * s->courts[h->court].duration * MINUTE;
 		if (model_chance(s, 5))
-			h.starts += 10 * MINUTE;	/* off the court's grid */
+			h->starts += 10 * MINUTE;	/* off the court's grid */
 	}
-	h.duration = s->courts[h.court].duration + (model_chance(s, 4) ? 30 : 0);
-	h.format = model_chance(s, s->busy ? 85 : 45) ? F_ONE_VS_ONE :
+	h->duration = s->courts[h->court].duration + (model_chance(s, 4) ? 30 : 0);
+	h->format = model_chance(s, s->busy ? 85 : 45) ? F_ONE_VS_ONE :
 	    model_chance(s, 65) ? F_TWO_VS_TWO : F_AMERICANO;
-	h.skill = model_chance(s, 85) ? SK_INTERMEDIATE : SK_ADVANCED;
+	h->skill = model_chance(s, 85) ? SK_INTERMEDIATE : SK_ADVANCED;
 	/* regulars: p0 organizes often and p1 joins often, so that a player collects enough
 	 * matches for the no-show ban to come into play */
-	h.organizer = model_chance(s, s->busy ? 85 : 40) ? 0 : model_rnd(s, s->nplayers);
-	h.hold_seconds = hold_seconds[model_rnd(s, 5)];
-	h.radius_km = model_chance(s, 50) ? 5 : 10;
-	tt = (time_t)h.starts;
+	h->organizer = model_chance(s, s->busy ? 85 : 40) ? 0 : model_rnd(s, s->nplayers);
+	h->hold_seconds = hold_seconds[model_rnd(s, 5)];
+	h->radius_km = model_chance(s, 50) ? 5 : 10;
+}
+
+/* The text of a hold's parameters, for match_hold and match_series_hold. */
+struct hold_text {
+	char	date[16], start[8], dur[8], lat[32], lng[32], radius[16], secs[16], now[40];
+};
+
+/* Fills t and the first 11 parameters of match_hold (court to radius) for h, and logs it. */
+static void
+hold_params(struct run *r, struct seq *s, const struct hold *h, struct hold_text *t,
+    const char **params)
+{
+	time_t tt = (time_t)h->starts;
+	struct tm tm;
+
 	gmtime_r(&tt, &tm);
-	strftime(date, sizeof date, "%Y-%m-%d", &tm);
-	strftime(start, sizeof start, "%H:%M", &tm);
-	snprintf(dur, sizeof dur, "%d", h.duration);
-	snprintf(lat, sizeof lat, "%.6f", s->lat);
-	snprintf(lng, sizeof lng, "%.6f", s->lng);
-	snprintf(radius, sizeof radius, "%.0f", h.radius_km);
-	snprintf(secs, sizeof secs, "%d", h.hold_seconds);
-	pg_time(s->now, now, sizeof now);
-	params[0] = s->courts[h.court].id;
-	params[1] = s->players[h.organizer].id;
-	params[5] = format_names[h.format];
-	params[6] = skill_names[h.skill];
+	strftime(t->date, sizeof t->date, "%Y-%m-%d", &tm);
+	strftime(t->start, sizeof t->start, "%H:%M", &tm);
+	snprintf(t->dur, sizeof t->dur, "%d", h->duration);
+	snprintf(t->lat, sizeof t->lat, "%.6f", s->lat);
+	snprintf(t->lng, sizeof t->lng, "%.6f", s->lng);
+	snprintf(t->radius, sizeof t->radius, "%.0f", h->radius_km);
+	snprintf(t->secs, sizeof t->secs, "%d", h->hold_seconds);
+	pg_time(s->now, t->now, sizeof t->now);
+	params[0] = s->courts[h->court].id;
+	params[1] = s->players[h->organizer].id;
+	params[2] = t->date;
+	params[3] = t->start;
+	params[4] = t->dur;
+	params[5] = format_names[h->format];
+	params[6] = skill_names[h->skill];
 	params[7] = model_chance(s, 50) ? "Model match" : NULL;
+	params[8] = t->lat;
+	params[9] = t->lng;
+	params[10] = t->radius;
 	model_log(r, "p%d holds court %d on %s at %s for %s min, %s %s within %s km, %s s to pay",
-	    h.organizer, h.court, date, start, dur, format_names[h.format], skill_names[h.skill],
-	    radius, secs);
+	    h->organizer, h->court, t->date, t->start, t->dur, format_names[h->format],
+	    skill_names[h->skill], t->radius, t->secs);
+}
+
+int
+act_hold(struct run *r, struct seq *s)
+{
+	const char *params[13];
+	struct stmt st = { "SELECT match_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, "
+	    "$6::text, $7::text, $8::text, $9::float8, $10::float8, $11::numeric, $12::int, "
+	    "$13::timestamptz)", 13, params };
+	struct hold_text t;
+	struct hold h;
+	const char *want;
+
+	draw_hold(s, &h);
+	hold_params(r, s, &h, &t, params);
+	params[11] = t.secs;
+	params[12] = t.now;
 	if (s->nmatches < MAX_MATCHES)
 		model_log(r, " (m%d)", s->nmatches);
 	want = rule_hold(s, &h);
 	return flow_call(r, s, A_HOLD, want, &st, 1);
+}
+
+/* A weekly series of 1 to MAX_WEEKS weeks, as many as the model has room for. */
+int
+act_series(struct run *r, struct seq *s)
+{
+	const char *params[14];
+	struct stmt st = { "SELECT match_series_hold($1::uuid, $2::uuid, $3::date, $4::time, "
+	    "$5::int, $6::text, $7::text, $8::text, $9::float8, $10::float8, $11::numeric, "
+	    "$12::int, $13::int, $14::timestamptz)", 14, params };
+	char weeks_text[16], skipped[MAX_WEEKS * 48];
+	int room = MAX_MATCHES - s->nmatches, weeks, first = s->nmatches;
+	struct hold_text t;
+	struct hold h;
+	const char *want;
+
+	weeks = 1 + model_rnd(s, room < MAX_WEEKS ? room : MAX_WEEKS);
+	draw_hold(s, &h);
+	hold_params(r, s, &h, &t, params);
+	snprintf(weeks_text, sizeof weeks_text, "%d", weeks);
+	params[11] = weeks_text;
+	params[12] = t.secs;
+	params[13] = t.now;
+	model_log(r, ", every week for %d weeks (series %d)", weeks, s->nseries);
+	want = rule_series(s, &h, weeks, skipped, sizeof skipped);
+	return flow_series(r, s, want, &st, first, skipped);
 }
 
 int
@@ -251,6 +306,24 @@ act_checkin(struct run *r, struct seq *s, int m)
 	    accurate ? "accurate" : "inaccurate");
 	want = rule_checkin(s, m, p, near, accurate);
 	return flow_call(r, s, A_CHECKIN, want, &st, 1);
+}
+
+/* Cancels a series: mostly by its organizer. */
+int
+act_series_cancel(struct run *r, struct seq *s)
+{
+	int k = model_rnd(s, s->nseries);
+	int p = model_chance(s, 85) ? s->series[k].organizer : model_rnd(s, s->nplayers);
+	char now[40];
+	const char *params[3] = { s->series[k].id, s->players[p].id, now };
+	struct stmt st = { "SELECT match_series_cancel($1::uuid, $2::uuid, $3::timestamptz)", 3,
+	    params };
+	const char *want;
+
+	pg_time(s->now, now, sizeof now);
+	model_log(r, "p%d cancels series %d", p, k);
+	want = rule_series_cancel(s, k, p);
+	return flow_call(r, s, A_SERIES_CANCEL, want, &st, 1);
 }
 
 int

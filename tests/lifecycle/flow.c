@@ -7,8 +7,12 @@
 
 #include "model.h"
 
-const char *const action_names[] = { "hold", "pay", "accept", "decline", "join by link",
-	"leave", "absence", "check-in", "cancel", "clock", "sweep", "edge" };
+const char *const action_names[] = { "hold", "series", "pay", "accept", "decline",
+	"join by link", "leave", "absence", "check-in", "cancel", "cancel series", "clock", "sweep",
+	"edge" };
+
+/* The outcome counted for a series made with a date skipped. */
+static const char series_skipping[] = "series with a date skipped";
 
 /* Compares the answer o of an action with the model's (NULL: success). */
 static int
@@ -89,6 +93,62 @@ flow_call(struct run *r, struct seq *s, int action, const char *want, const stru
 		return flow_state(r, s);
 	}
 	return compare(r, s, res[n], NULL, 0);
+}
+
+int
+flow_series(struct run *r, struct seq *s, const char *want, const struct stmt *st, int first,
+    const char *skipped)
+{
+	struct series *se = &s->series[s->nseries - 1];
+	const char *params[1];
+	PGresult *res;
+	struct outcome o;
+	char *ids, *id;
+	int i;
+
+	if (pg_pipeline(r->pg->main, st, 1, &res) != 0) {
+		PQclear(res);
+		snprintf(r->err, sizeof r->err, "the database went away: %s",
+		    PQerrorMessage(r->pg->main));
+		return -1;
+	}
+	pg_outcome(r->pg->main, res, &o);
+	if (expect(r, A_SERIES, want, &o) != 0)
+		return -1;
+	if (want != NULL)
+		return flow_state(r, s);
+	snprintf(se->id, ID_LEN, "%s", o.value);
+	if (skipped[0] != '\0')
+		model_count(series_skipping, "ok");
+	params[0] = se->id;
+	res = pg_exec(r->pg->main,
+	    "SELECT coalesce(string_agg(match_request_id::text, ',' ORDER BY booking_date), ''), "
+	    "       (SELECT coalesce(string_agg((e->>'bookingDate') || ':' || (e->>'code'), ',' "
+	    "                                   ORDER BY n), '') "
+	    "          FROM match_series x, jsonb_array_elements(x.skipped) WITH ORDINALITY AS j(e, n) "
+	    "         WHERE x.id = $1::uuid) "
+	    "  FROM match_series_matches WHERE series_id = $1::uuid", 1, params);
+	if (res == NULL) {
+		snprintf(r->err, sizeof r->err, "the series could not be read back");
+		return -1;
+	}
+	if (strcmp(PQgetvalue(res, 0, 1), skipped) != 0) {
+		snprintf(r->err, sizeof r->err, "the series skipped %s, the model expects %s",
+		    PQgetvalue(res, 0, 1), skipped);
+		PQclear(res);
+		return -1;
+	}
+	ids = PQgetvalue(res, 0, 0);
+	for (i = first; i < s->nmatches && (id = strsep(&ids, ",")) != NULL; i++)
+		snprintf(s->matches[i].id, ID_LEN, "%s", id);
+	if (i != s->nmatches || ids != NULL) {
+		snprintf(r->err, sizeof r->err, "the series made other matches than the model's %d",
+		    s->nmatches - first);
+		PQclear(res);
+		return -1;
+	}
+	PQclear(res);
+	return flow_state(r, s);
 }
 
 /* Reads the state back and compares it with the model; 0, or -1 with r->err. */
@@ -424,6 +484,7 @@ choose(struct seq *s)
 	int w[A_COUNT], total = 0, x, a;
 
 	w[A_HOLD] = s->nmatches == MAX_MATCHES ? 0 : s->nmatches == 0 ? 60 : 10;
+	w[A_SERIES] = s->nmatches == MAX_MATCHES ? 0 : 3;
 	w[A_PAY] = any(s, awaits_payment) ? 25 : 2;
 	w[A_ACCEPT] = any(s, invited) ? 14 : 2;
 	w[A_DECLINE] = any(s, invited) ? 3 : 1;
@@ -432,6 +493,7 @@ choose(struct seq *s)
 	w[A_ABSENCE] = any(s, has_players) ? 5 : 1;
 	w[A_CHECKIN] = any(s, checkin_open) ? 40 : any(s, is_full) ? 8 : 2;
 	w[A_CANCEL] = 3;
+	w[A_SERIES_CANCEL] = s->nseries > 0 ? 3 : 0;
 	w[A_CLOCK] = any(s, full_ahead) ? 24 : 12;
 	w[A_SWEEP] = 4;
 	w[A_EDGE] = s->nmatches > 0 ? 10 : 0;
@@ -475,6 +537,8 @@ flow_step(struct run *r, struct seq *s, int k)
 	r->secs[T_STEPS] -= model_clock();
 	switch (a) {
 	case A_HOLD: rc = act_hold(r, s); break;
+	case A_SERIES: rc = act_series(r, s); break;
+	case A_SERIES_CANCEL: rc = act_series_cancel(r, s); break;
 	case A_PAY: rc = act_pay(r, s, pick_match(s, 85, awaits_payment)); break;
 	case A_ACCEPT: rc = act_answer(r, s, true); break;
 	case A_DECLINE: rc = act_answer(r, s, false); break;

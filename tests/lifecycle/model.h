@@ -26,6 +26,8 @@
 
 #define MAX_PLAYERS	8
 #define MAX_MATCHES	4
+#define MAX_SERIES	MAX_MATCHES	/* a series makes one match or more */
+#define MAX_WEEKS	3		/* of a series */
 #define MAX_COURTS	2
 #define MAX_JOINS	32
 #define MAX_CHAIN	48
@@ -143,6 +145,14 @@ struct sweep_counts {
 	long	expired_holds, unfilled, completed, no_shows, invitations_expired;
 };
 
+/* A weekly series (sql/0021_series.sql): the matches it made, in date order. */
+struct series {
+	char	id[ID_LEN];
+	int	organizer;
+	int	matches[MAX_WEEKS];
+	int	nmatches;
+};
+
 /* One sequence: its rows, its clock, and the model's state of everything it made. */
 struct seq {
 	unsigned long long rng;
@@ -157,6 +167,8 @@ struct seq {
 	int	nplayers;
 	struct match matches[MAX_MATCHES];
 	int	nmatches;
+	struct series series[MAX_SERIES];
+	int	nseries;
 	struct note_count notes[MAX_NOTES];
 	int	nnotes;
 	struct rel rels[MAX_RELS];
@@ -182,8 +194,13 @@ struct lines {
 /* ---- rules.c: the reference model ----
  * Each rule_* returns what the call must answer, NULL for success or the problem code, and
  * moves the model to the state the call must leave. rule_hold's new match gets the next
- * index; its id comes from the database. */
+ * index; its id comes from the database. rule_series makes weeks holds a week apart, those
+ * that succeed as rule_hold's, and writes the others as "YYYY-MM-DD:CODE,..." to skipped;
+ * its series gets the next index. */
 const char *rule_hold(struct seq *s, const struct hold *h);
+const char *rule_series(struct seq *s, const struct hold *h, int weeks, char *skipped,
+    size_t len);
+const char *rule_series_cancel(struct seq *s, int k, int p);
 const char *rule_pay(struct seq *s, int m, int p);
 void rule_expire_hold(struct seq *s, int m);
 const char *rule_accept(struct seq *s, int m, int invitee, int p, int team);
@@ -292,23 +309,29 @@ double model_clock(void);
 enum { T_SETUP, T_STEPS, T_SWEEPS };
 
 /* ---- flow.c: the steps ---- */
-enum action { A_HOLD, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE, A_CHECKIN,
-	A_CANCEL, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
+enum action { A_HOLD, A_SERIES, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE,
+	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
 extern const char *const action_names[];
 
 /* Step k of a sequence: a random action, its answer and the state after it checked; 0, or
  * -1 with the reason in r->err. flow_finish moves the clock to last and sweeps. flow_call
  * makes the calls st (the first answering want, the others following up) and checks the
- * state; flow_state only checks it; flow_sweep runs the sweeper. */
+ * state; flow_series makes a series call, learns the ids of the matches it made (the
+ * model's from first on) and checks the dates it skipped against skipped; flow_state only
+ * checks the state; flow_sweep runs the sweeper. */
 int flow_step(struct run *r, struct seq *s, int k);
 int flow_finish(struct run *r, struct seq *s, int k, long long last);
 int flow_call(struct run *r, struct seq *s, int action, const char *want, const struct stmt *st,
     int n);
+int flow_series(struct run *r, struct seq *s, const char *want, const struct stmt *st,
+    int first, const char *skipped);
 int flow_state(struct run *r, struct seq *s);
 int flow_sweep(struct run *r, struct seq *s, int sweepers, int limit);
 
 /* ---- act.c: the actions; 0, or -1 with the reason in r->err ---- */
 int act_hold(struct run *r, struct seq *s);
+int act_series(struct run *r, struct seq *s);
+int act_series_cancel(struct run *r, struct seq *s);
 int act_pay(struct run *r, struct seq *s, int m);
 int act_answer(struct run *r, struct seq *s, bool accept);
 int act_join_by_link(struct run *r, struct seq *s, int m);

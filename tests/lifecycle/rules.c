@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model.h"
 
@@ -72,6 +73,61 @@ rule_hold(struct seq *s, const struct hold *h)
 	m->joins[m->njoins++] = (struct join){ .player = h->organizer, .team = 0,
 	    .organizer = true, .pay = PAY_PENDING,
 	    .paid = m->price - m->ppp * (2 * m->team_size - 1) };
+	return NULL;
+}
+
+const char *
+rule_series(struct seq *s, const struct hold *h, int weeks, char *skipped, size_t len)
+{
+	struct series *se = &s->series[s->nseries];
+	struct hold week = *h;
+	const char *code;
+	size_t used = 0;
+	char date[16];
+	time_t tt;
+	struct tm tm;
+	int k;
+
+	memset(se, 0, sizeof *se);
+	se->organizer = h->organizer;
+	skipped[0] = '\0';
+	for (k = 0; k < weeks; k++) {
+		week.starts = h->starts + k * 7 * DAY;
+		/* a date refused is refused before anything is written (rule_hold's order) */
+		code = rule_hold(s, &week);
+		if (code == NULL) {
+			se->matches[se->nmatches++] = s->nmatches - 1;
+			continue;
+		}
+		tt = (time_t)week.starts;
+		gmtime_r(&tt, &tm);
+		strftime(date, sizeof date, "%Y-%m-%d", &tm);
+		if (used < len)
+			used += (size_t)snprintf(skipped + used, len - used, "%s%s:%s",
+			    used > 0 ? "," : "", date, code);
+	}
+	if (se->nmatches == 0)
+		return "NO_BOOKABLE_DATE";
+	s->nseries++;
+	return NULL;
+}
+
+const char *
+rule_series_cancel(struct seq *s, int k, int p)
+{
+	const struct series *se = &s->series[k];
+	const struct match *m;
+	int i;
+
+	if (p != se->organizer)
+		return "NOT_FOUND";
+	/* each match to come that one cancel would take, as that cancel, in date order */
+	for (i = 0; i < se->nmatches; i++) {
+		m = &s->matches[se->matches[i]];
+		if (m->starts > s->now && (m->status == ST_PENDING_PAYMENT ||
+		    m->status == ST_OPEN || m->status == ST_MATCHED))
+			(void)rule_cancel(s, se->matches[i], p);
+	}
 	return NULL;
 }
 
