@@ -1,5 +1,6 @@
-/* invitations: a player's pending invitations, answering them, and joining a match by its
- * shareable token. Any valid token may act as a player.
+/* invitations: a player's pending invitations (offers of a place from a waiting list among
+ * them), answering them, and joining a match by its shareable token. Any valid token may act
+ * as a player.
  *
  * Accepting an invitation and joining by token are the JOIN transition of
  * sql/0010_lifecycle.sql (match_accept_invitation, match_join_by_token): the match row is
@@ -28,6 +29,7 @@ invitations_list(struct req *r)
 	    "SELECT json_invitation(i), json_build_array(i.sent_at, i.id) "
 	    "  FROM invitations i JOIN match_requests m ON m.id = i.match_request_id "
 	    " WHERE i.player_id = $1::uuid AND i.status = 'PENDING' "
+	    "   AND (i.expires_at IS NULL OR i.expires_at > now()) "
 	    "   AND m.status = 'OPEN' AND m.starts_at > now() "
 	    "   AND ($3::json IS NULL OR (i.sent_at, i.id) < "
 	    "        (($3::json->>0)::timestamptz, ($3::json->>1)::uuid)) "
@@ -36,9 +38,12 @@ invitations_list(struct req *r)
 }
 
 /* Runs the JOIN function sql (returning the match id) for the caller with the body's team,
- * then answers 200 with the match as committed. */
+ * then answers 200 with the match as committed. A join refused because of a lapsed offer
+ * (the caller's own: INVALID_STATE; one still holding the place: TEAM_FULL) has its match's
+ * lapsed offers passed on to the waiting list by settle, in a transaction of its own that
+ * outlives the refusal; should that fail too, the sweeper passes them on. */
 static void
-join_answer(struct req *r, const char *sql, const char *key)
+join_answer(struct req *r, const char *sql, const char *key, const char *settle)
 {
 	const char *team = NULL, *match_id;
 	PGresult *res;
@@ -46,8 +51,18 @@ join_answer(struct req *r, const char *sql, const char *key)
 	body_enum(r, "team", IN_REQUIRED, teams, &team);
 	if (problem_fields_or_send(r) != 0 || sql_begin(r) != 0)
 		return;
-	if ((res = sql_query(r, sql, key, r->user_id, team)) == NULL)
+	if ((res = sql_try(r, sql, key, r->user_id, team)) == NULL) {
+		if (strcmp(r->db->err.message, "INVALID_STATE") == 0 ||
+		    strcmp(r->db->err.message, "TEAM_FULL") == 0) {
+			struct db_error refused = r->db->err;
+
+			db_end(r->db);
+			(void)sql_try(r, settle, key);
+			r->db->err = refused;
+		}
+		sql_answer_error(r);
 		return;
+	}
 	match_id = db_value(res, 0, 0);
 	res = sql_query(r, "SELECT json_match_request(m) FROM match_requests m WHERE m.id = $1",
 	    match_id);
@@ -63,16 +78,18 @@ join_answer(struct req *r, const char *sql, const char *key)
 
 /* POST /api/match/invitations/{id}/accept {"team"}: 200 with the match request; 400 team
  * missing or wrong; 401; 404 no such invitation of the caller; 409 INVALID_STATE (not
- * PENDING), MATCH_NOT_OPEN, MATCH_STARTED, ALREADY_IN_MATCH, TEAM_FULL. */
+ * PENDING, or an offer that has lapsed), MATCH_NOT_OPEN, MATCH_STARTED, ALREADY_IN_MATCH,
+ * TEAM_FULL, OFFER_FOR_OTHER_TEAM (an offer is for its own team's place). */
 static void
 invitation_accept(struct req *r)
 {
 	join_answer(r, "SELECT match_accept_invitation($1::uuid, $2::uuid, $3::text)",
-	    req_param(r, "id"));
+	    req_param(r, "id"), "SELECT match_offers_settle_of($1::uuid, NULL)");
 }
 
-/* POST /api/match/invitations/{id}/decline: 204; 401; 404 no such invitation of the
- * caller; 409 INVALID_STATE when it is no longer PENDING. */
+/* POST /api/match/invitations/{id}/decline: 204 (a declined offer passes its place to the
+ * next player on the waiting list); 401; 404 no such invitation of the caller; 409
+ * INVALID_STATE when it is no longer PENDING. */
 static void
 invitation_decline(struct req *r)
 {
@@ -82,13 +99,14 @@ invitation_decline(struct req *r)
 }
 
 /* POST /api/match/join/{token} {"team"}: 200 with the match request; 400; 401; 404 unknown
- * token; 409 MATCH_NOT_OPEN, MATCH_STARTED, ALREADY_IN_MATCH, TEAM_FULL. A pending
- * invitation of the caller to the match is accepted on the way. */
+ * token; 409 MATCH_NOT_OPEN, MATCH_STARTED, ALREADY_IN_MATCH, TEAM_FULL (a place an open
+ * offer holds is not free), OFFER_FOR_OTHER_TEAM. A pending invitation of the caller to the
+ * match (an offer too) is accepted on the way. */
 static void
 join_by_token(struct req *r)
 {
 	join_answer(r, "SELECT match_join_by_token($1::uuid, $2::uuid, $3::text)",
-	    req_param(r, "token"));
+	    req_param(r, "token"), "SELECT match_offers_settle_of(NULL, $1::uuid)");
 }
 
 static const struct route routes[] = {

@@ -1,7 +1,8 @@
 /* requests: a player's match requests: open one on a free slot (held until paid), confirm the
  * payment (which sends the invitations), list and read them, leave, report absence, check in
- * by GPS and cancel; and weekly series of them (one per week on the same court and time). Any valid token may act as a player; a request is visible to its active
- * players only, everyone else gets 404.
+ * by GPS and cancel; the waiting list of a full match; and weekly series of them (one per
+ * week on the same court and time). Any valid token may act as a player; a request is
+ * visible to its active players only, everyone else gets 404.
  *
  * Every write is one transaction around one lifecycle function of sql/0010_lifecycle.sql,
  * which locks the match, checks the rules and writes the state, ledger and notifications;
@@ -25,6 +26,7 @@ static const char *const formats[] = { "TWO_VS_TWO", "ONE_VS_ONE", "AMERICANO", 
 /* ANY is a search filter only: a match is at one level */
 static const char *const skills[] = { "BEGINNER", "INTERMEDIATE", "ADVANCED", "PROFESSIONAL",
     NULL };
+static const char *const waitlist_teams[] = { "TEAM_A", "TEAM_B", "ANY", NULL };
 
 /* Characters (not bytes) of a UTF-8 string. */
 static size_t
@@ -265,6 +267,41 @@ request_cancel(struct req *r)
 	transition_no_content(r, "SELECT match_cancel($1::uuid, $2::uuid)", NULL);
 }
 
+/* POST /api/match/requests/{id}/waitlist {"team": "TEAM_A" | "TEAM_B" | "ANY"}: 201 with the
+ * caller's entry, {"matchRequestId", "playerId", "team", "position", "joinedAt"}: when a
+ * place of that team frees, the first player on the list who is free at that time gets an
+ * exclusive offer of it (an invitation of kind OFFER, sql/0022_waitlist.sql); 400; 401; 404
+ * unknown match; 409 MATCH_NOT_FULL (only a MATCHED match has a list), MATCH_STARTED,
+ * ALREADY_IN_MATCH, ALREADY_WAITING. */
+static void
+waitlist_join(struct req *r)
+{
+	const char *team = NULL;
+	PGresult *res;
+
+	body_enum(r, "team", IN_REQUIRED, waitlist_teams, &team);
+	if (problem_fields_or_send(r) != 0 || sql_begin(r) != 0)
+		return;
+	res = sql_query(r, "SELECT match_waitlist_join($1::uuid, $2::uuid, $3::text)",
+	    req_param(r, "id"), r->user_id, team);
+	if (res == NULL)
+		return;
+	res = sql_query(r, "SELECT json_waitlist_entry($1::uuid)", db_value(res, 0, 0));
+	if (res == NULL)
+		return;
+	sql_commit_and_send(r, 201, db_value(res, 0, 0));
+}
+
+/* DELETE /api/match/requests/{id}/waitlist: 204, the caller is off the list; 401; 404 not on
+ * the list of that match. */
+static void
+waitlist_leave(struct req *r)
+{
+	if (sql_query(r, "SELECT match_waitlist_leave($1::uuid, $2::uuid)", req_param(r, "id"),
+	    r->user_id) != NULL)
+		req_send_no_content(r);
+}
+
 /* POST /api/match/series: a match request's body plus "weeks" (1-26): 201 with the series,
  * {"id", "created": [match requests, PENDING_PAYMENT each with its own expiresAt],
  * "skipped": [{"bookingDate", "code"}]}, one request on bookingDate and on the same weekday
@@ -336,6 +373,9 @@ static const struct route routes[] = {
 	{ "POST", "/api/match/requests/{id}/absence", request_absence, AUTH_PLAYER, BODY_NONE |
 	  ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/checkin", request_checkin, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/match/requests/{id}/waitlist", waitlist_join, AUTH_PLAYER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
+	{ "DELETE", "/api/match/requests/{id}/waitlist", waitlist_leave, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/match/series", series_create, AUTH_PLAYER, BODY_JSON | ROUTE_IDEMPOTENT },
 	{ "GET", "/api/match/series/{id}", series_get, AUTH_PLAYER, BODY_NONE },
 	{ "DELETE", "/api/match/series/{id}", series_cancel, AUTH_PLAYER, BODY_NONE |

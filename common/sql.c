@@ -22,6 +22,8 @@ static const struct {
 	  "The slot is already held or booked." },
 	{ "match_requests_team_capacity", 409, "TEAM_FULL",
 	  "The chosen team has no free place." },
+	{ "match_requests_offered_places", 409, "TEAM_FULL",
+	  "The chosen team has no free place: an open offer holds it." },
 	{ "match_players_active_idx", 409, "ALREADY_IN_MATCH",
 	  "You already play in this match." },
 	{ "invitations_one_per_player", 409, "ALREADY_INVITED",

@@ -1,5 +1,5 @@
-/* sweep: the cron sweeper. Tidies what time has decided, in four rules, each a transition
- * of sql/0010_lifecycle.sql applied to a batch:
+/* sweep: the cron sweeper. Tidies what time has decided, in seven rules, each a transition
+ * of sql/0010_lifecycle.sql (or of the files after it) applied to a batch:
  *
  *   1. expired holds:  PENDING_PAYMENT past expires_at -> CANCELLED (PAYMENT_EXPIRED), the
  *                      organizer's pending payment cancelled, organizer told PAYMENT_EXPIRED
@@ -13,9 +13,12 @@
  *                      (sweep_completed -> match_complete -> reliability_apply);
  *   4. invitations:    PENDING invitations of requests no longer OPEN, or already started,
  *                      -> EXPIRED (sweep_invitations -> invitations_expire);
- *   5. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
+ *   5. offers:         open offers of a freed place past their expires_at -> EXPIRED, the
+ *                      place offered to the next free player on the waiting list
+ *                      (sweep_offers -> match_offers_settle, sql/0022_waitlist.sql);
+ *   6. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
  *                      (sweep_idempotency_keys, sql/0011_idempotency.sql);
- *   6. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:
+ *   7. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:
  *                      past dates forgotten, new ones added and filled a batch of courts
  *                      per transaction (free_slot_dates_keep, sql/0019_free_slots.sql).
  *
@@ -57,6 +60,7 @@ struct counts {
 	long	invitations_expired;
 	long	keys_expired;
 	long	slot_dates_added;
+	long	offers_lapsed;
 };
 
 /* One rule: runs one batch of at most limit rows inside an open transaction, adds what it
@@ -126,6 +130,17 @@ batch_invitations(struct db *d, const char *limit, struct counts *c)
 }
 
 static long
+batch_offers(struct db *d, const char *limit, struct counts *c)
+{
+	PGresult *res = db_exec(d, "SELECT sweep_offers($1::int)", limit);
+
+	if (res == NULL)
+		return -1;
+	c->offers_lapsed += count_cell(res, 0);
+	return count_cell(res, 0);
+}
+
+static long
 batch_keys(struct db *d, const char *limit, struct counts *c)
 {
 	PGresult *res = db_exec(d, "SELECT sweep_idempotency_keys($1::int)", limit);
@@ -156,6 +171,7 @@ static const struct rule rules[] = {
 	{ "unfilled matches", batch_unfilled, false },
 	{ "completed matches", batch_completed, false },
 	{ "stale invitations", batch_invitations, false },
+	{ "lapsed offers", batch_offers, false },
 	{ "old idempotency keys", batch_keys, false },
 	{ "kept free slots", batch_slot_dates, true },
 };
@@ -170,6 +186,7 @@ counts_add(struct counts *total, const struct counts *c)
 	total->invitations_expired += c->invitations_expired;
 	total->keys_expired += c->keys_expired;
 	total->slot_dates_added += c->slot_dates_added;
+	total->offers_lapsed += c->offers_lapsed;
 }
 
 /* Ends a batch: rolls back whatever is still open and clears its results and memory. */
@@ -277,10 +294,10 @@ main(void)
 	if (status != 0)
 		return status;
 	printf("sweep: expired_holds=%ld unfilled=%ld completed=%ld no_shows=%ld "
-	    "invitations_expired=%ld idempotency_keys_expired=%ld slot_dates_added=%ld "
-	    "elapsed_ms=%ld\n",
+	    "invitations_expired=%ld offers_lapsed=%ld idempotency_keys_expired=%ld "
+	    "slot_dates_added=%ld elapsed_ms=%ld\n",
 	    total.expired_holds, total.unfilled, total.completed, total.no_shows,
-	    total.invitations_expired, total.keys_expired, total.slot_dates_added,
-	    elapsed_ms(&start));
+	    total.invitations_expired, total.offers_lapsed, total.keys_expired,
+	    total.slot_dates_added, elapsed_ms(&start));
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -181,7 +181,7 @@ export const schemas = {
 		skillLevel: SKILL,
 		status: MATCH_STATUS,
 		invitationToken: uuid,
-		availableSlots: { type: 'integer', minimum: 0 },
+		availableSlots: { type: 'integer', minimum: 0, description: 'Places no player takes and no open offer holds.' },
 		pricePerPlayer: { type: 'number', minimum: 0 },
 		currency,
 		courtPrice: { type: 'number', minimum: 0 },
@@ -190,6 +190,7 @@ export const schemas = {
 		expiresAt: nullable({ ...timestamp, description: 'End of the payment window while PENDING_PAYMENT.' }),
 		createdAt: timestamp,
 		players: list('MatchPlayer'),
+		waitlistLength: { type: 'integer', minimum: 0, description: 'Players on the waiting list of the match.' },
 	}),
 	MatchRequestInput: object({
 		resourceId: uuid,
@@ -204,6 +205,14 @@ export const schemas = {
 		searchRadiusKm: nullable({ type: 'number', exclusiveMinimum: 0, maximum: 100, default: 10 }),
 	}, ['resourceId', 'bookingDate', 'startTime', 'slotDurationMinutes', 'format', 'skillLevel',
 		'searchLat', 'searchLng'], { additionalProperties: true }),
+	WaitlistInput: object({ team: enumOf('TEAM_A', 'TEAM_B', 'ANY') }, undefined, { additionalProperties: true }),
+	WaitlistEntry: object({
+		matchRequestId: uuid,
+		playerId: uuid,
+		team: enumOf('TEAM_A', 'TEAM_B', 'ANY'),
+		position: { type: 'integer', minimum: 1, description: '1 is offered the next place of its team.' },
+		joinedAt: timestamp,
+	}),
 	SeriesInput: {
 		allOf: [ref('MatchRequestInput'), object({
 			weeks: { type: 'integer', minimum: 1, maximum: 26, description: 'How many weeks: bookingDate and the same weekday of each week after it.' },
@@ -224,7 +233,10 @@ export const schemas = {
 	Invitation: object({
 		id: uuid,
 		matchRequestId: uuid,
-		status: enumOf('PENDING', 'ACCEPTED', 'DECLINED', 'EXPIRED'),
+		kind: { ...enumOf('INVITATION', 'OFFER'), description: 'OFFER: a freed place offered to the first player on the waiting list, theirs alone until expiresAt.' },
+		status: { ...enumOf('PENDING', 'ACCEPTED', 'DECLINED', 'EXPIRED'), description: 'A lapsed offer reads EXPIRED.' },
+		team: nullable({ ...TEAM, description: 'An offer\'s team: accept it into this team.' }),
+		expiresAt: nullable({ ...timestamp, description: 'An offer\'s end; null for an invitation.' }),
 		sentAt: timestamp,
 		respondedAt: nullable({ ...timestamp }),
 		bookingDate: date,
@@ -545,6 +557,16 @@ export const routes = {
 			409: ['INVALID_STATE', 'CHECKIN_TOO_EARLY', 'CHECKIN_CLOSED', 'INACCURATE_POSITION', 'TOO_FAR'],
 		},
 	},
+	'POST /api/match/requests/{id}/waitlist': {
+		tag: 'match-making', summary: 'Join the waiting list of a full match, for one team or either',
+		description: 'When a place of that team frees (a leave, an absence), the first player on the list who is free at that time (not banned, in no overlapping match) is offered it: an invitation of kind OFFER, theirs alone for 15 minutes (match_policy.offer_window), accepted or declined with the invitation routes; declined or lapsed, it passes to the next. An offered player leaves the list.',
+		body: 'WaitlistInput', ok: { 201: { schema: ref('WaitlistEntry') } },
+		problems: { 404: ['NOT_FOUND'], 409: ['MATCH_NOT_FULL', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'ALREADY_WAITING'] },
+	},
+	'DELETE /api/match/requests/{id}/waitlist': {
+		tag: 'match-making', summary: 'Leave the waiting list of a match', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'] },
+	},
 	'POST /api/match/series': {
 		tag: 'match-making', summary: 'Open a weekly series: the same court and time every week, dates that cannot be booked skipped',
 		description: 'Each date is an ordinary match request (PENDING_PAYMENT with its own expiresAt), booked as POST /api/match/requests would book it; a date that booking would refuse with a 409 is listed in skipped with that code instead, and the others are made. The series counts as one hold toward the unpaid-holds limit.',
@@ -567,12 +589,12 @@ export const routes = {
 		ok: { 200: page('Invitation') },
 	},
 	'POST /api/match/invitations/{id}/accept': {
-		tag: 'match-making', summary: 'Accept an invitation into a team', body: 'TeamInput',
+		tag: 'match-making', summary: 'Accept an invitation into a team (an offer into its own team)', body: 'TeamInput',
 		ok: { 200: { schema: ref('MatchRequest') } },
 		problems: {
 			404: ['NOT_FOUND'],
 			409: ['INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
-				...BOOKING_RULES],
+				'OFFER_FOR_OTHER_TEAM', ...BOOKING_RULES],
 		},
 	},
 	'POST /api/match/invitations/{id}/decline': {
@@ -585,7 +607,7 @@ export const routes = {
 		problems: {
 			404: ['NOT_FOUND'],
 			409: ['INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
-				...BOOKING_RULES],
+				'OFFER_FOR_OTHER_TEAM', ...BOOKING_RULES],
 		},
 	},
 

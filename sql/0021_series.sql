@@ -151,9 +151,11 @@ COMMENT ON FUNCTION match_series_cancel(uuid, uuid, timestamptz) IS
     'CANCEL SERIES: the organizer cancels the series'' matches still to come.';
 
 -- Series object: its matches, oldest date first, as they are now, and the dates skipped.
+-- (A body in quotes, not BEGIN ATOMIC: it depends on no row type, so match_requests may
+-- gain columns and json_match_request be restated under it.)
 CREATE FUNCTION json_match_series(p_series uuid) RETURNS json
     LANGUAGE sql STABLE PARALLEL SAFE
-BEGIN ATOMIC
+AS $$
     SELECT json_build_object(
         'id', s.id,
         'created', COALESCE((SELECT json_agg(json_match_request(m) ORDER BY sm.booking_date)
@@ -162,5 +164,5 @@ BEGIN ATOMIC
                               WHERE sm.series_id = s.id), '[]'),
         'skipped', s.skipped)
       FROM match_series s WHERE s.id = p_series;
-END;
+$$;
 COMMENT ON FUNCTION json_match_series(uuid) IS 'Series object: its match requests and the dates skipped.';

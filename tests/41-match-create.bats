@@ -40,7 +40,7 @@ nothing_written() {
 	expect 201
 	id=$(jqr .id)
 	[[ $id =~ $UUID_RE ]]
-	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players" ]
+	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players,waitlistLength" ]
 	[ "$(jqr .resourceId)" = "$COURT" ]
 	[ "$(jqr .bookingDate)" = "$DAY" ]
 	[ "$(jqr .startTime)" = 18:30:00 ]

@@ -13,7 +13,14 @@ setup() {
 	# what else the story promised, read back from the database
 	[ "$(sql "SELECT string_agg(n.type, ',' ORDER BY n.created_at, n.type)
 	          FROM notifications n JOIN users u ON u.id = n.recipient_id
-	         WHERE u.subject = 'ben'")" = "MATCH_INVITATION,PLAYER_JOINED,PLAYER_LEFT,MATCH_CANCELLED" ]
+	         WHERE u.subject = 'ben'")" = "MATCH_INVITATION,PLAYER_JOINED,MATCH_FULL,PLAYER_JOINED,PLAYER_LEFT,MATCH_FULL,PLAYER_JOINED,MATCH_CANCELLED" ]
+	# Eve waited, was offered Carla's place, took it and left the list
+	[ "$(sql "SELECT i.kind || ' ' || i.status || ' ' || i.team || ' ' || w.ended_reason
+	            FROM invitations i JOIN users u ON u.id = i.player_id
+	            JOIN match_waitlist w ON w.player_id = u.id
+	           WHERE u.subject = 'eve'")" = "OFFER ACCEPTED TEAM_A OFFERED" ]
+	[[ "$output" == *'{"position":1}'* ]]
+	[[ "$output" == *'{"status":"MATCHED","waitlistLength":0}'* ]]
 	[[ "$output" == *'"status":"OPEN"'* ]]
 	# the calendar feed showed the match, then its cancellation
 	[[ "$output" == *$'STATUS:TENTATIVE\r\n'*$'STATUS:CANCELLED\r'* ]]
