@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # The randomized state-machine test of the match lifecycle (tests/lifecycle/): thousands of
-# random sequences of calls to the functions of sql/0010_lifecycle.sql and to the weekly
-# series of sql/0021_series.sql made of them, with a test clock, each step checked against a
-# reference model and the invariants read from the database.
+# random sequences of calls to the functions of sql/0010_lifecycle.sql, to the weekly series
+# of sql/0021_series.sql and to the waiting lists and offers of sql/0022_waitlist.sql, with a
+# test clock, each step checked against a reference model and the invariants read from the
+# database.
 #
 # The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
 # make test runs the suite in several modes side by side on a small shared machine, so the
@@ -52,7 +53,8 @@ agrees() {
 # report OUTPUT: the seed and summary lines of a run, shown in the suite's output even when
 # the test passes.
 report() {
-	grep -E '^(# lifecycle-model: seed|ok - lifecycle model:)' <<<"$1" | sed 's/^\(ok\)/# \1/' >&3
+	grep -E '^(# lifecycle-model: seed|# offers:|ok - lifecycle model:)' <<<"$1" |
+		sed 's/^\(ok\)/# \1/' >&3
 }
 
 # model_split TOTAL PROCS: the seed's sequences 0..TOTAL-1 in PROCS processes at once, the
@@ -117,6 +119,26 @@ model_split() {
 	[[ "$output" =~ $'\n'"# series with a date skipped: ok "[1-9] ]]
 	[[ "$output" =~ $'\n'"# series:"[^$'\n']*" NO_BOOKABLE_DATE "[1-9] ]]
 	[[ "$output" =~ $'\n'"# cancel series:"[^$'\n']*" ok "[1-9] ]]
+}
+
+# A waiting list takes a full match, a player waiting, a place freed and an answer: more
+# steps than most sequences have. Longer ones make offers often enough to count on.
+@test "long sequences with waiting lists agree with the model: places offered, taken, turned down and lapsed" {
+	n=$([ "$COURTS_MODE" = cgi ] && echo 300 || echo 60)
+	run "$COURTS_BUILD/tools/lifecycle-model" --sequences "$n" --steps 25-40 --seed "$SEED"
+	echo "$output"
+	report "$output"
+	[ "$status" -eq 0 ]
+	agrees "$output" "$n"
+	[[ "$output" =~ $'\n'"# waitlist:"[^$'\n']*" ok "[1-9] ]]
+	[[ "$output" =~ $'\n'"# offers: made "([0-9]+)", lapsed "([0-9]+) ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "$COURTS_MODE" != cgi ] || {
+		[ "${BASH_REMATCH[2]}" -gt 0 ] &&
+		[[ "$output" =~ $'\n'"# offer accepted: ok "[1-9] ]] &&
+		[[ "$output" =~ $'\n'"# offer declined: ok "[1-9] ]]
+	}
+	[ "$(sql "SELECT count(*) FROM free_slots_drift()")" = 0 ]
 }
 
 @test "sequences in which every sweeper run is two sweepers at once agree with the model" {

@@ -184,6 +184,19 @@ act_pay(struct run *r, struct seq *s, int m)
 	return flow_call(r, s, A_PAY, want, st, 1);
 }
 
+/* After a join refused for a lapsed offer (INVALID_STATE, TEAM_FULL), what the API does in a
+ * transaction of its own: the match's lapsed offers passed on. The calls to make: 2 with
+ * that follow-up, else 1. */
+static int
+refused_join(struct run *r, struct seq *s, int m, const char *want)
+{
+	if (want == NULL || (strcmp(want, "INVALID_STATE") != 0 && strcmp(want, "TEAM_FULL") != 0))
+		return 1;
+	model_log(r, ", lapsed offers passed on");
+	(void)rule_settle(s, m);
+	return 2;
+}
+
 /* Accepts or declines an invitation: mostly an existing one, by its own player. */
 int
 act_answer(struct run *r, struct seq *s, bool accept)
@@ -192,10 +205,20 @@ act_answer(struct run *r, struct seq *s, bool accept)
 	bool pending = model_chance(s, 70);
 	char id[ID_LEN], now[40];
 	const char *params[4] = { id, NULL, NULL, now };
-	struct stmt st = { NULL, 4, params };
+	const char *settle[2] = { id, now };
+	struct stmt st[2] = { { NULL, 4, params },
+		{ "SELECT match_offers_settle_of($1::uuid, NULL, $2::timestamptz)", 2, settle } };
 	const char *want;
 
+	bool offers = model_chance(s, 60);	/* an open offer, when there is one */
+
 	for (m = 0; m < s->nmatches; m++)
+		for (q = 0; q < s->nplayers; q++)
+			if (s->matches[m].inv[q] == INV_PENDING && s->matches[m].inv_kind[q] == IK_OFFER) {
+				ms[n] = m;
+				qs[n++] = q;
+			}
+	for (m = 0; (!offers || n == 0) && m < s->nmatches; m++)
 		for (q = 0; q < s->nplayers; q++)
 			if (s->matches[m].inv[q] != INV_NONE &&
 			    (!pending || s->matches[m].inv[q] == INV_PENDING)) {
@@ -212,6 +235,8 @@ act_answer(struct run *r, struct seq *s, bool accept)
 	}
 	p = model_chance(s, 90) ? q : model_rnd(s, s->nplayers);
 	team = model_rnd(s, 2);
+	if (s->matches[m].inv_kind[q] == IK_OFFER && model_chance(s, 80))
+		team = s->matches[m].inv_team[q];	/* an offer is for its team */
 	if (s->matches[m].inv[q] != INV_NONE)
 		snprintf(id, sizeof id, "%s", s->matches[m].inv_id[q]);
 	else
@@ -221,16 +246,16 @@ act_answer(struct run *r, struct seq *s, bool accept)
 	if (!accept) {
 		model_log(r, "p%d declines the invitation of p%d to m%d", p, q, m);
 		want = rule_decline(s, m, q, p);
-		st.sql = "SELECT match_decline_invitation($1::uuid, $2::uuid, $3::timestamptz)";
-		st.n = 3;
+		st[0].sql = "SELECT match_decline_invitation($1::uuid, $2::uuid, $3::timestamptz)";
+		st[0].n = 3;
 		params[2] = now;
-		return flow_call(r, s, A_DECLINE, want, &st, 1);
+		return flow_call(r, s, A_DECLINE, want, st, 1);
 	}
 	model_log(r, "p%d accepts the invitation of p%d to m%d on team %c", p, q, m, 'A' + team);
 	want = rule_accept(s, m, q, p, team);
-	st.sql = "SELECT match_accept_invitation($1::uuid, $2::uuid, $3::text, $4::timestamptz)";
+	st[0].sql = "SELECT match_accept_invitation($1::uuid, $2::uuid, $3::text, $4::timestamptz)";
 	params[2] = team == 0 ? "TEAM_A" : "TEAM_B";
-	return flow_call(r, s, A_ACCEPT, want, &st, 1);
+	return flow_call(r, s, A_ACCEPT, want, st, refused_join(r, s, m, want));
 }
 
 int
@@ -239,8 +264,10 @@ act_join_by_link(struct run *r, struct seq *s, int m)
 	int out[MAX_PLAYERS], n = 0, q, p, team = model_rnd(s, 2);
 	char now[40];
 	const char *params[4] = { s->matches[m].token, NULL, team == 0 ? "TEAM_A" : "TEAM_B", now };
-	struct stmt st = { "SELECT match_join_by_token($1::uuid, $2::uuid, $3::text, "
-	    "$4::timestamptz)", 4, params };
+	const char *settle[2] = { s->matches[m].token, now };
+	struct stmt st[2] = { { "SELECT match_join_by_token($1::uuid, $2::uuid, $3::text, "
+	    "$4::timestamptz)", 4, params },
+		{ "SELECT match_offers_settle_of(NULL, $1::uuid, $2::timestamptz)", 2, settle } };
 	const char *want;
 
 	for (q = 0; q < s->nplayers; q++)
@@ -255,7 +282,51 @@ act_join_by_link(struct run *r, struct seq *s, int m)
 	pg_time(s->now, now, sizeof now);
 	model_log(r, "p%d joins m%d by its link on team %c", p, m, 'A' + team);
 	want = rule_join_token(s, m, p, team);
-	return flow_call(r, s, A_TOKEN, want, &st, 1);
+	return flow_call(r, s, A_TOKEN, want, st, refused_join(r, s, m, want));
+}
+
+/* Joins (mostly a full match's list, mostly as someone not in it) or leaves (mostly as
+ * someone on it) a waiting list. */
+int
+act_waitlist(struct run *r, struct seq *s, bool join)
+{
+	static const char *const teams[] = { "TEAM_A", "TEAM_B", "ANY" };
+	int ms[MAX_MATCHES], n = 0, m, p, team = model_rnd(s, 3), k;
+	char now[40];
+	const char *params[4] = { NULL, NULL, teams[team], now };
+	struct stmt st = { "SELECT match_waitlist_join($1::uuid, $2::uuid, $3::text, "
+	    "$4::timestamptz)", 4, params };
+	const char *want;
+
+	for (m = 0; m < s->nmatches; m++)
+		if (join ? s->matches[m].status == ST_MATCHED && s->matches[m].nwait < MAX_WAIT :
+		    s->matches[m].nwait > 0)
+			ms[n++] = m;
+	m = n > 0 && model_chance(s, 90) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
+	if (join && s->matches[m].nwait == MAX_WAIT)
+		join = false;	/* the model keeps no more entries */
+	p = model_rnd(s, s->nplayers);
+	for (k = 0; !join && k < s->matches[m].nwait && model_chance(s, 85); k++)
+		if (s->matches[m].wait[k].end == WE_WAITING) {
+			p = s->matches[m].wait[k].player;
+			break;
+		}
+	if (join && effect_active_join(&s->matches[m], p) != NULL && model_chance(s, 80))
+		p = (p + 1 + model_rnd(s, s->nplayers - 1)) % s->nplayers;
+	params[0] = s->matches[m].id;
+	params[1] = s->players[p].id;
+	pg_time(s->now, now, sizeof now);
+	if (!join) {
+		model_log(r, "p%d leaves the waiting list of m%d", p, m);
+		st.sql = "SELECT match_waitlist_leave($1::uuid, $2::uuid, $3::timestamptz)";
+		st.n = 3;
+		params[2] = now;
+		want = rule_waitlist_leave(s, m, p);
+		return flow_call(r, s, A_UNWAITLIST, want, &st, 1);
+	}
+	model_log(r, "p%d joins the waiting list of m%d for %s", p, m, teams[team]);
+	want = rule_waitlist_join(s, m, p, team);
+	return flow_call(r, s, A_WAITLIST, want, &st, 1);
 }
 
 /* Leaves match m, or reports absence from it. */

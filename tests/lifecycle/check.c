@@ -1,9 +1,10 @@
 /* check.c: after every step, the state of a sequence read back from the database, compared
  * line by line with the model's (rules.c), and the invariants that hold whatever the model
  * says: no two live matches overlap on a court; team counters equal the players and fit the
- * format; the ledger balances per join; status changes follow match_transitions as one chain
- * per match ending at its status; no event notifies a recipient twice. One statement reads
- * all of it, scoped to the sequence's matches, players and courts. */
+ * format; the open offers counted on a match are its pending offers; the ledger balances per
+ * join; status changes follow match_transitions as one chain per match ending at its status;
+ * no event notifies a recipient twice. One statement reads all of it, scoped to the
+ * sequence's matches, players and courts. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,13 +19,15 @@ const char *const reason_names[] = { "-", "ORGANIZER", "PAYMENT_EXPIRED", "NOT_F
 const char *const event_names[] = { "HOLD", "PAY", "EXPIRE_HOLD", "JOIN", "LEAVE", "ABSENCE",
 	"CHECKIN", "CANCEL", "CANCEL_UNFILLED", "COMPLETE" };
 const char *const inv_names[] = { "NONE", "PENDING", "ACCEPTED", "DECLINED", "EXPIRED" };
-const char *const inv_kind_names[] = { "INVITE", "SUBSTITUTE" };
+const char *const inv_kind_names[] = { "INVITE", "SUBSTITUTE", "OFFER" };
+const char *const wait_end_names[] = { "-", "LEFT", "OFFERED", "JOINED", "MATCH_ENDED" };
+static const char *const wait_team_names[] = { "TEAM_A", "TEAM_B", "ANY" };
 const char *const pay_names[] = { "PENDING", "PAID", "CANCELLED" };
 const char *const left_names[] = { "-", "LEFT", "ABSENT" };
 const char *const rel_names[] = { "NO_SHOW", "LATE_ABSENCE", "ATTENDED" };
 const char *const note_names[] = { "PLAYER_JOINED", "MATCH_FULL", "PLAYER_LEFT", "PLAYER_ABSENT",
 	"MATCH_INVITATION", "SUBSTITUTE_INVITATION", "MATCH_CONFIRMED", "MATCH_CANCELLED",
-	"PAYMENT_EXPIRED", "MATCH_COMPLETED", "NO_SHOW" };
+	"PAYMENT_EXPIRED", "MATCH_COMPLETED", "NO_SHOW", "PLACE_OFFERED" };
 const char *const format_names[] = { "ONE_VS_ONE", "TWO_VS_TWO", "AMERICANO" };
 const char *const skill_names[] = { "INTERMEDIATE", "ADVANCED" };
 
@@ -63,8 +66,9 @@ model_lines(const struct seq *s, struct lines *out)
 		const struct match *m = &s->matches[i];
 		size_t len = 0;
 
-		line(out, "M m%d %s %s %d %d", i, status_names[m->status], reason_names[m->reason],
-		    effect_team_count(m, 0), effect_team_count(m, 1));
+		line(out, "M m%d %s %s %d %d %d %d", i, status_names[m->status],
+		    reason_names[m->reason], effect_team_count(m, 0), effect_team_count(m, 1),
+		    effect_offers(m, 0), effect_offers(m, 1));
 		for (k = 0; k < m->njoins; k++) {
 			const struct join *j = &m->joins[k];
 
@@ -76,8 +80,12 @@ model_lines(const struct seq *s, struct lines *out)
 		}
 		for (q = 0; q < MAX_PLAYERS; q++)
 			if (m->inv[q] != INV_NONE)
-				line(out, "I m%d p%d %s %s", i, q, inv_names[m->inv[q]],
-				    inv_kind_names[m->inv_kind[q]]);
+				line(out, "I m%d p%d %s %s %s", i, q, inv_names[m->inv[q]],
+				    inv_kind_names[m->inv_kind[q]], m->inv_kind[q] != IK_OFFER ? "-" :
+				    m->inv_team[q] == 0 ? "TEAM_A" : "TEAM_B");
+		for (k = 0; k < m->nwait; k++)
+			line(out, "W m%d p%d %s %s", i, m->wait[k].player,
+			    wait_team_names[m->wait[k].team], wait_end_names[m->wait[k].end]);
 		for (k = 0; k < m->nchain && len < sizeof chain; k++)
 			len += (size_t)snprintf(chain + len, sizeof chain - len, "%s%s>%s>%s",
 			    k > 0 ? " " : "", status_names[m->chain[k].from],
@@ -125,6 +133,8 @@ model_lines(const struct seq *s, struct lines *out)
     "        UNION ALL SELECT mp::text FROM mp " \
     "        UNION ALL SELECT i::text FROM invitations i " \
     "                   WHERE i.match_request_id = ANY ($1::uuid[]) " \
+    "        UNION ALL SELECT w::text FROM match_waitlist w " \
+    "                   WHERE w.match_request_id = ANY ($1::uuid[]) " \
     "        UNION ALL SELECT pay::text FROM pay " \
     "        UNION ALL SELECT c::text FROM c " \
     "        UNION ALL SELECT n::text FROM n " \
@@ -140,7 +150,7 @@ static const char digest_sql[] = SEQUENCE_ROWS DIGEST;
 static const char state_sql[] = SEQUENCE_ROWS
     /* the state, in the lines of model_lines() */
     "SELECT 'M', m.id::text, NULL, concat_ws(' ', m.status, COALESCE(m.cancel_reason, '-'), "
-    "       m.team_a_count, m.team_b_count), m.invitation_token::text "
+    "       m.team_a_count, m.team_b_count, m.offers_a, m.offers_b), m.invitation_token::text "
     "  FROM m "
     "UNION ALL "
     "SELECT 'J', jp.match_request_id::text, jp.player_id::text, "
@@ -150,9 +160,13 @@ static const char state_sql[] = SEQUENCE_ROWS
     "                 COALESCE(jp.paid::text, '-'), COALESCE(jp.refunded, 0.00)::text), NULL "
     "  FROM jp "
     "UNION ALL "
-    "SELECT 'I', i.match_request_id::text, i.player_id::text, concat_ws(' ', i.status, i.kind), "
-    "       i.id::text "
+    "SELECT 'I', i.match_request_id::text, i.player_id::text, "
+    "       concat_ws(' ', i.status, i.kind, COALESCE(i.team, '-')), i.id::text "
     "  FROM invitations i WHERE i.match_request_id = ANY ($1::uuid[]) "
+    "UNION ALL "
+    "SELECT 'W', w.match_request_id::text, w.player_id::text, "
+    "       concat_ws(' ', w.team, COALESCE(w.ended_reason, '-')), NULL "
+    "  FROM match_waitlist w WHERE w.match_request_id = ANY ($1::uuid[]) "
     "UNION ALL "
     "SELECT 'N', n.payload->>'matchRequestId', n.recipient_id::text, "
     "       concat_ws(' ', n.type, COALESCE(n.payload->>'refund', '-'), 'x' || count(*)), NULL "
@@ -195,6 +209,15 @@ static const char state_sql[] = SEQUENCE_ROWS
     "         ON t.match_request_id = m.id "
     " WHERE m.team_a_count <> COALESCE(t.a, 0) OR m.team_b_count <> COALESCE(t.b, 0) "
     "    OR m.team_size <> f.team_size OR t.a > f.team_size OR t.b > f.team_size "
+    /* the open offers counted on the match are its pending offers, team by team */
+    "UNION ALL "
+    "SELECT 'X', m.id::text, NULL, 'open offers ' || m.offers_a || '/' || m.offers_b || "
+    "       ', pending offers ' || COALESCE(o.a, 0) || '/' || COALESCE(o.b, 0), NULL "
+    "  FROM m LEFT JOIN (SELECT match_request_id, count(*) FILTER (WHERE team = 'TEAM_A') AS a, "
+    "                           count(*) FILTER (WHERE team = 'TEAM_B') AS b "
+    "                      FROM invitations WHERE kind = 'OFFER' AND status = 'PENDING' "
+    "                     GROUP BY match_request_id) o ON o.match_request_id = m.id "
+    " WHERE m.offers_a <> COALESCE(o.a, 0) OR m.offers_b <> COALESCE(o.b, 0) "
     /* a refund gives back in full a PAID payment of the same player and match, once */
     "UNION ALL "
     "SELECT 'X', r.match_request_id::text, NULL, 'refund ' || r.id || "

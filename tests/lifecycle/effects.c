@@ -34,6 +34,7 @@ bool
 effect_move(struct match *m, int event)
 {
 	size_t i;
+	int k;
 
 	for (i = 0; i < sizeof transitions / sizeof transitions[0]; i++) {
 		if (transitions[i].from != m->status || transitions[i].event != event)
@@ -43,6 +44,12 @@ effect_move(struct match *m, int event)
 			    (struct change){ m->status, event, transitions[i].to };
 		m->status = transitions[i].to;
 		m->reason = transitions[i].reason;
+		/* a match cancelled, confirmed or over has no waiting list (a trigger) */
+		if (m->status == ST_CANCELLED || m->status == ST_CONFIRMED ||
+		    m->status == ST_COMPLETED)
+			for (k = 0; k < m->nwait; k++)
+				if (m->wait[k].end == WE_WAITING)
+					m->wait[k].end = WE_MATCH_ENDED;
 		return true;
 	}
 	return false;
@@ -147,6 +154,97 @@ effect_invite(struct seq *s, int m, int kind)
 		    kind == IK_SUBSTITUTE ? N_SUBSTITUTE_INVITATION : N_MATCH_INVITATION,
 		    m, -1);
 	}
+}
+
+int
+effect_offers(const struct match *m, int team)
+{
+	int q, n = 0;
+
+	for (q = 0; q < MAX_PLAYERS; q++)
+		n += m->inv[q] == INV_PENDING && m->inv_kind[q] == IK_OFFER && m->inv_team[q] == team;
+	return n;
+}
+
+/* Whether p may be offered a place in match m now: not banned, not in it, in no other live
+ * match overlapping it (offer_candidate_free). */
+static bool
+free_for_offer(const struct seq *s, int m, int p)
+{
+	const struct match *mm = &s->matches[m], *o;
+	int i, k;
+
+	if (s->players[p].banned_until > s->now)
+		return false;
+	for (i = 0; i < s->nmatches; i++) {
+		o = &s->matches[i];
+		if (o->status != ST_PENDING_PAYMENT && o->status != ST_OPEN &&
+		    o->status != ST_MATCHED && o->status != ST_CONFIRMED)
+			continue;
+		if (i != m && (o->starts >= mm->ends || mm->starts >= o->ends))
+			continue;
+		for (k = 0; k < o->njoins; k++)
+			if (o->joins[k].player == p && o->joins[k].left == LEFT_NONE)
+				return false;
+	}
+	return true;
+}
+
+/* A place of team free and held by no offer. */
+static bool
+unheld(const struct match *m, int team)
+{
+	return effect_team_count(m, team) + effect_offers(m, team) < m->team_size;
+}
+
+void
+effect_offer_places(struct seq *s, int m)
+{
+	struct match *mm = &s->matches[m];
+	struct wait *w = NULL;
+	int k, team;
+
+	for (;;) {
+		if (mm->status != ST_OPEN || mm->starts <= s->now)
+			return;
+		for (k = 0; k < mm->nwait; k++) {
+			w = &mm->wait[k];
+			if (w->end == WE_WAITING &&
+			    (((w->team == 0 || w->team == 2) && unheld(mm, 0)) ||
+			     ((w->team == 1 || w->team == 2) && unheld(mm, 1))) &&
+			    free_for_offer(s, m, w->player))
+				break;
+		}
+		if (k == mm->nwait)
+			return;
+		team = w->team != 2 ? w->team : unheld(mm, 0) ? 0 : 1;
+		w->end = WE_OFFERED;
+		mm->inv[w->player] = INV_PENDING;
+		mm->inv_kind[w->player] = IK_OFFER;
+		mm->inv_team[w->player] = team;
+		mm->inv_expires[w->player] = s->now + OFFER_WINDOW;
+		s->offers_made++;
+		effect_notify(s, w->player, N_PLACE_OFFERED, m, -1);
+	}
+}
+
+long
+effect_settle(struct seq *s, int m)
+{
+	struct match *mm = &s->matches[m];
+	long lapsed = 0;
+	int q;
+
+	for (q = 0; q < MAX_PLAYERS; q++)
+		if (mm->inv[q] == INV_PENDING && mm->inv_kind[q] == IK_OFFER &&
+		    mm->inv_expires[q] <= s->now) {
+			mm->inv[q] = INV_EXPIRED;
+			lapsed++;
+		}
+	s->offers_lapsed += lapsed;
+	if (lapsed > 0)
+		effect_offer_places(s, m);
+	return lapsed;
 }
 
 long

@@ -8,8 +8,8 @@
 #include "model.h"
 
 const char *const action_names[] = { "hold", "series", "pay", "accept", "decline",
-	"join by link", "leave", "absence", "check-in", "cancel", "cancel series", "clock", "sweep",
-	"edge" };
+	"join by link", "leave", "absence", "check-in", "cancel", "cancel series", "waitlist",
+	"leave waitlist", "clock", "sweep", "edge" };
 
 /* The outcome counted for a series made with a date skipped. */
 static const char series_skipping[] = "series with a date skipped";
@@ -335,6 +335,30 @@ invited(const struct seq *s, int m)
 	return false;
 }
 
+/* A full match with players waiting for a place. */
+static bool
+awaited(const struct seq *s, int m)
+{
+	int k;
+
+	for (k = 0; is_full(s, m) && k < s->matches[m].nwait; k++)
+		if (s->matches[m].wait[k].end == WE_WAITING)
+			return true;
+	return false;
+}
+
+/* A match with an open offer. */
+static bool
+offered(const struct seq *s, int m)
+{
+	int q;
+
+	for (q = 0; q < s->nplayers; q++)
+		if (s->matches[m].inv[q] == INV_PENDING && s->matches[m].inv_kind[q] == IK_OFFER)
+			return true;
+	return false;
+}
+
 static bool
 any(const struct seq *s, bool (*fits)(const struct seq *, int))
 {
@@ -494,6 +518,18 @@ choose(struct seq *s)
 	w[A_CHECKIN] = any(s, checkin_open) ? 40 : any(s, is_full) ? 8 : 2;
 	w[A_CANCEL] = 3;
 	w[A_SERIES_CANCEL] = s->nseries > 0 ? 3 : 0;
+	w[A_WAITLIST] = any(s, is_full) ? 30 : 1;
+	w[A_UNWAITLIST] = 2;
+	if (any(s, awaited)) {	/* free a place someone waits for */
+		w[A_LEAVE] += 20;
+		w[A_ABSENCE] += 30;
+	}
+	if (any(s, offered)) {	/* answer the offer, or let it lapse */
+		w[A_ACCEPT] += 12;
+		w[A_DECLINE] += 6;
+		w[A_CLOCK] += 20;
+		w[A_SWEEP] += 12;
+	}
 	w[A_CLOCK] = any(s, full_ahead) ? 24 : 12;
 	w[A_SWEEP] = 4;
 	w[A_EDGE] = s->nmatches > 0 ? 10 : 0;
@@ -539,12 +575,18 @@ flow_step(struct run *r, struct seq *s, int k)
 	case A_HOLD: rc = act_hold(r, s); break;
 	case A_SERIES: rc = act_series(r, s); break;
 	case A_SERIES_CANCEL: rc = act_series_cancel(r, s); break;
+	case A_WAITLIST: rc = act_waitlist(r, s, true); break;
+	case A_UNWAITLIST: rc = act_waitlist(r, s, false); break;
 	case A_PAY: rc = act_pay(r, s, pick_match(s, 85, awaits_payment)); break;
 	case A_ACCEPT: rc = act_answer(r, s, true); break;
 	case A_DECLINE: rc = act_answer(r, s, false); break;
 	case A_TOKEN: rc = act_join_by_link(r, s, pick_match(s, 80, is_open)); break;
-	case A_LEAVE: rc = act_withdraw(r, s, pick_match(s, 80, has_players), true); break;
-	case A_ABSENCE: rc = act_withdraw(r, s, pick_match(s, 80, has_players), false); break;
+	case A_LEAVE:
+	case A_ABSENCE:
+		/* mostly a place someone waits for, when there is one */
+		rc = act_withdraw(r, s, any(s, awaited) && model_chance(s, 75) ?
+		    pick_match(s, 90, awaited) : pick_match(s, 80, has_players), a == A_LEAVE);
+		break;
 	case A_CHECKIN:
 		rc = act_checkin(r, s,
 		    pick_match(s, 85, any(s, checkin_open) ? checkin_open : is_full));

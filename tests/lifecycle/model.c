@@ -41,6 +41,7 @@ static struct outcome_count outcomes[OUTCOMES_MAX];
 static int noutcomes;
 static long transitions_seen[EV_COMPLETE + 1];
 static long events_seen[REL_ATTENDED + 1], bans_seen;
+static long offers_seen[2];	/* places offered from a waiting list, offers that lapsed */
 
 void
 model_log(struct run *r, const char *fmt, ...)
@@ -218,6 +219,8 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 		events_seen[s->rels[i].kind]++;
 	for (i = 0; i < s->nplayers; i++)
 		bans_seen += s->players[i].banned_until != 0;
+	offers_seen[0] += s->offers_made;
+	offers_seen[1] += s->offers_lapsed;
 	return 0;
 }
 
@@ -234,6 +237,7 @@ summary(void)
 	for (i = 0; i <= REL_ATTENDED; i++)
 		printf(" %s %ld", rel_names[i], events_seen[i]);
 	printf(", bans %ld\n", bans_seen);
+	printf("# offers: made %ld, lapsed %ld\n", offers_seen[0], offers_seen[1]);
 	for (i = 0; i < noutcomes; i++) {
 		if (done[i])
 			continue;

@@ -28,6 +28,7 @@
 #define MAX_MATCHES	4
 #define MAX_SERIES	MAX_MATCHES	/* a series makes one match or more */
 #define MAX_WEEKS	3		/* of a series */
+#define MAX_WAIT	12		/* waiting-list entries of a match */
 #define MAX_COURTS	2
 #define MAX_JOINS	32
 #define MAX_CHAIN	48
@@ -45,6 +46,7 @@
 #define LATE_ABSENCE_WINDOW	(24 * HOUR)
 #define ORGANIZER_REFUND_NOTICE	(24 * HOUR)
 #define CHECKIN_OPENS_BEFORE	(30 * MINUTE)
+#define OFFER_WINDOW		(15 * MINUTE)
 #define BAN_NO_SHOWS		3
 #define BAN_WINDOW		(90 * DAY)
 #define BAN_LENGTH		(30 * DAY)
@@ -57,13 +59,14 @@ enum reason { RS_NONE, RS_ORGANIZER, RS_PAYMENT_EXPIRED, RS_NOT_FILLED };
 enum event { EV_HOLD, EV_PAY, EV_EXPIRE_HOLD, EV_JOIN, EV_LEAVE, EV_ABSENCE, EV_CHECKIN,
 	EV_CANCEL, EV_CANCEL_UNFILLED, EV_COMPLETE };
 enum inv { INV_NONE, INV_PENDING, INV_ACCEPTED, INV_DECLINED, INV_EXPIRED };
-enum inv_kind { IK_INVITE, IK_SUBSTITUTE };
+enum inv_kind { IK_INVITE, IK_SUBSTITUTE, IK_OFFER };
+enum wait_end { WE_WAITING, WE_LEFT, WE_OFFERED, WE_JOINED, WE_MATCH_ENDED };
 enum pay { PAY_PENDING, PAY_PAID, PAY_CANCELLED };
 enum left { LEFT_NONE, LEFT_LEFT, LEFT_ABSENT };
 enum rel_kind { REL_NO_SHOW, REL_LATE_ABSENCE, REL_ATTENDED };
 enum note { N_PLAYER_JOINED, N_MATCH_FULL, N_PLAYER_LEFT, N_PLAYER_ABSENT, N_MATCH_INVITATION,
 	N_SUBSTITUTE_INVITATION, N_MATCH_CONFIRMED, N_MATCH_CANCELLED, N_PAYMENT_EXPIRED,
-	N_MATCH_COMPLETED, N_NO_SHOW };
+	N_MATCH_COMPLETED, N_NO_SHOW, N_PLACE_OFFERED };
 enum format { F_ONE_VS_ONE, F_TWO_VS_TWO, F_AMERICANO };
 enum skill { SK_INTERMEDIATE, SK_ADVANCED };
 
@@ -72,6 +75,7 @@ extern const char *const reason_names[];
 extern const char *const event_names[];
 extern const char *const inv_names[];
 extern const char *const inv_kind_names[];
+extern const char *const wait_end_names[];
 extern const char *const pay_names[];
 extern const char *const left_names[];
 extern const char *const rel_names[];
@@ -95,6 +99,13 @@ struct change {
 	int	from, event, to;
 };
 
+/* An entry of a match's waiting list (match_waitlist), in the order of joining. */
+struct wait {
+	int	player;
+	int	team;		/* 0 TEAM_A, 1 TEAM_B, 2 ANY */
+	int	end;		/* enum wait_end */
+};
+
 struct match {
 	char	id[ID_LEN], token[ID_LEN];
 	int	court, format, team_size, skill, organizer;
@@ -106,9 +117,13 @@ struct match {
 	int	njoins;
 	int	inv[MAX_PLAYERS];	/* per player: enum inv */
 	int	inv_kind[MAX_PLAYERS];	/* per player: enum inv_kind */
+	int	inv_team[MAX_PLAYERS];	/* per player: an offer's team, 0 or 1 */
+	long long inv_expires[MAX_PLAYERS];	/* per player: an offer's end */
 	char	inv_id[MAX_PLAYERS][ID_LEN];		/* learnt from the database */
 	struct change chain[MAX_CHAIN];
 	int	nchain;
+	struct wait wait[MAX_WAIT];
+	int	nwait;
 };
 
 struct player {
@@ -173,6 +188,7 @@ struct seq {
 	int	nnotes;
 	struct rel rels[MAX_RELS];
 	int	nrels;
+	long	offers_made, offers_lapsed;	/* places offered, offers that lapsed */
 };
 
 /* A hold as the driver asks for it. */
@@ -210,6 +226,9 @@ const char *rule_leave(struct seq *s, int m, int p);
 const char *rule_absence(struct seq *s, int m, int p);
 const char *rule_checkin(struct seq *s, int m, int p, bool near, bool accurate);
 const char *rule_cancel(struct seq *s, int m, int p);
+const char *rule_waitlist_join(struct seq *s, int m, int p, int team);
+const char *rule_waitlist_leave(struct seq *s, int m, int p);
+long rule_settle(struct seq *s, int m);
 void rule_sweep(struct seq *s, struct sweep_counts *c);
 
 /* ---- effects.c: what the transitions do, for rules.c ---- */
@@ -218,6 +237,9 @@ struct join *effect_active_join(struct match *m, int p);
 int effect_team_count(const struct match *m, int team);
 void effect_notify(struct seq *s, int recipient, int type, int m, long refund);
 void effect_notify_players(struct seq *s, int m, int type, int except);
+int effect_offers(const struct match *m, int team);
+long effect_settle(struct seq *s, int m);
+void effect_offer_places(struct seq *s, int m);
 void effect_invite(struct seq *s, int m, int kind);
 long effect_expire_invitations(struct match *m);
 long effect_refund(struct join *j);
@@ -238,7 +260,7 @@ struct stmt {
 	const char *const	*params;
 };
 #define PIPELINE_MAX	12
-#define SWEEP_RULES	4
+#define SWEEP_RULES	5
 
 /* Outcome of a lifecycle call: "" for success, else the problem code (SLOT_TAKEN for the
  * exclusion constraint), or "SQLSTATE xxxxx: message" for anything unexpected. */
@@ -310,7 +332,8 @@ enum { T_SETUP, T_STEPS, T_SWEEPS };
 
 /* ---- flow.c: the steps ---- */
 enum action { A_HOLD, A_SERIES, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE,
-	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
+	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_WAITLIST, A_UNWAITLIST, A_CLOCK, A_SWEEP, A_EDGE,
+	A_COUNT };
 extern const char *const action_names[];
 
 /* Step k of a sequence: a random action, its answer and the state after it checked; 0, or
@@ -338,5 +361,6 @@ int act_join_by_link(struct run *r, struct seq *s, int m);
 int act_withdraw(struct run *r, struct seq *s, int m, bool leave);
 int act_checkin(struct run *r, struct seq *s, int m);
 int act_cancel(struct run *r, struct seq *s, int m);
+int act_waitlist(struct run *r, struct seq *s, bool join);
 
 #endif

@@ -11,7 +11,7 @@
 
 /* Statements prepared on each connection, by SQL text: the model runs a few statements
  * tens of thousands of times, and planning the state query costs more than running it. */
-#define PREPARED_MAX	32
+#define PREPARED_MAX	64
 static struct {
 	PGconn		*c;
 	const char	*sql;
@@ -76,10 +76,13 @@ statement(PGconn *c, const char *sql, char *name, size_t len)
 	snprintf(name, len, "m%d", i);
 	if (i < nprepared)
 		return name;
-	if (nprepared == PREPARED_MAX)
+	if (nprepared == PREPARED_MAX) {
+		fprintf(stderr, "lifecycle-model: more than %d statements to prepare\n", PREPARED_MAX);
 		return NULL;
+	}
 	res = PQprepare(c, name, sql, 0, NULL);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+		fprintf(stderr, "lifecycle-model: %s  in: %.200s\n", PQresultErrorMessage(res), sql);
 		PQclear(res);
 		return NULL;
 	}
@@ -328,15 +331,16 @@ pg_setup(struct pg *g, struct seq *s)
 	return rc;
 }
 
-/* The four rules of cron/sweep.c, in its order: a batch each, what it claimed in the first
- * column and a second count. */
+/* The rules of cron/sweep.c that move matches, in its order: a batch each, what it claimed
+ * in the first column and a second count. */
 static const char *const sweep_sql[] = {
 	"SELECT sweep_expired_holds($1::int, $2::timestamptz), 0",
 	"SELECT unfilled, invitations_expired FROM sweep_unfilled($1::int, $2::timestamptz)",
 	"SELECT completed, no_shows FROM sweep_completed($1::int, $2::timestamptz)",
 	"SELECT sweep_invitations($1::int, $2::timestamptz), 0",
+	"SELECT sweep_offers($1::int, $2::timestamptz), 0",
 };
-_Static_assert(sizeof sweep_sql / sizeof sweep_sql[0] == SWEEP_RULES, "four sweeper rules");
+_Static_assert(sizeof sweep_sql / sizeof sweep_sql[0] == SWEEP_RULES, "five sweeper rules");
 #define SWEEP_ATTEMPTS	3	/* a batch that lost a deadlock is retried, as cron/sweep.c does */
 
 struct sweeper {
@@ -352,6 +356,7 @@ sweep_add(struct sweep_counts *c, int rule, long a, long b)
 	case 0: c->expired_holds += a; break;
 	case 1: c->unfilled += a; c->invitations_expired += b; break;
 	case 2: c->completed += a; c->no_shows += b; break;
+	/* stale invitations, and lapsed offers (whichever ends an offer, the sum is the same) */
 	default: c->invitations_expired += a; break;
 	}
 }
@@ -450,7 +455,7 @@ pg_sweep_stmts(struct stmt *st, const char *const *params)
 		st[rule] = (struct stmt){ sweep_sql[rule], 2, params };
 }
 
-/* Adds to c what the answer res of rule (0..3) says it changed, and consumes res; the rows
+/* Adds to c what the answer res of rule (0..4) says it changed, and consumes res; the rows
  * the batch claimed, or -1 with the reason in err. */
 long
 pg_sweep_result(PGresult *res, int rule, struct sweep_counts *c, char *err, size_t errlen)

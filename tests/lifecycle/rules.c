@@ -160,24 +160,59 @@ rule_pay(struct seq *s, int m, int p)
 	return NULL;
 }
 
-/* JOIN of match m by p on team, through p's invitation when by_invitation. */
+/* Outcomes counted for the summary: offers taken and turned down. */
+static const char offer_taken[] = "offer accepted";
+static const char offer_declined[] = "offer declined";
+
+/* A refusal rolls back the whole call: what a rule changed before it refused (lapsed offers
+ * passed on) is undone by putting back the state kept by keep(). */
+static struct seq kept;
+
+static void
+keep(const struct seq *s)
+{
+	memcpy(&kept, s, sizeof kept);
+}
+
+static const char *
+refuse(struct seq *s, const char *code)
+{
+	memcpy(s, &kept, sizeof *s);
+	return code;
+}
+
+/* JOIN of match m by p on team, through p's invitation when by_invitation: lapsed offers are
+ * passed on first; a place an open offer holds is free only to the offer's player, in its
+ * team. */
 static const char *
 join(struct seq *s, int m, int p, int team, bool by_invitation)
 {
 	struct match *mm = &s->matches[m];
+	bool own;
+	int k;
 
+	keep(s);
+	(void)effect_settle(s, m);
 	if (by_invitation && mm->inv[p] != INV_PENDING)
-		return "INVALID_STATE";
+		return refuse(s, "INVALID_STATE");
 	if (mm->status != ST_OPEN)
-		return "MATCH_NOT_OPEN";
+		return refuse(s, "MATCH_NOT_OPEN");
 	if (mm->starts <= s->now)
-		return "MATCH_STARTED";
+		return refuse(s, "MATCH_STARTED");
 	if (effect_active_join(mm, p) != NULL)
-		return "ALREADY_IN_MATCH";
-	if (effect_team_count(mm, team) >= mm->team_size)
-		return "TEAM_FULL";
+		return refuse(s, "ALREADY_IN_MATCH");
+	own = mm->inv[p] == INV_PENDING && mm->inv_kind[p] == IK_OFFER;
+	if (own && mm->inv_team[p] != team)
+		return refuse(s, "OFFER_FOR_OTHER_TEAM");
+	if (effect_team_count(mm, team) + effect_offers(mm, team) - own >= mm->team_size)
+		return refuse(s, "TEAM_FULL");
+	if (own)
+		model_count(offer_taken, "ok");
 	if (mm->inv[p] == INV_PENDING)
 		mm->inv[p] = INV_ACCEPTED;
+	for (k = 0; k < mm->nwait; k++)
+		if (mm->wait[k].player == p && mm->wait[k].end == WE_WAITING)
+			mm->wait[k].end = WE_JOINED;
 	if (mm->njoins < MAX_JOINS)
 		mm->joins[mm->njoins++] = (struct join){ .player = p, .team = team,
 		    .pay = PAY_PAID, .paid = mm->ppp };
@@ -211,10 +246,57 @@ rule_decline(struct seq *s, int m, int invitee, int p)
 
 	if (mm->inv[invitee] == INV_NONE || invitee != p)
 		return "NOT_FOUND";
+	keep(s);
+	(void)effect_settle(s, m);
 	if (mm->inv[p] != INV_PENDING)
-		return "INVALID_STATE";
+		return refuse(s, "INVALID_STATE");
+	if (mm->inv_kind[p] == IK_OFFER)
+		model_count(offer_declined, "ok");
 	mm->inv[p] = INV_DECLINED;
+	effect_offer_places(s, m);
 	return NULL;
+}
+
+const char *
+rule_waitlist_join(struct seq *s, int m, int p, int team)
+{
+	struct match *mm = &s->matches[m];
+	int k;
+
+	keep(s);
+	(void)effect_settle(s, m);
+	if (effect_active_join(mm, p) != NULL)
+		return refuse(s, "ALREADY_IN_MATCH");
+	if (mm->starts <= s->now)
+		return refuse(s, "MATCH_STARTED");
+	if (mm->status != ST_MATCHED)
+		return refuse(s, "MATCH_NOT_FULL");
+	for (k = 0; k < mm->nwait; k++)
+		if (mm->wait[k].player == p && mm->wait[k].end == WE_WAITING)
+			return refuse(s, "ALREADY_WAITING");
+	if (mm->nwait < MAX_WAIT)
+		mm->wait[mm->nwait++] = (struct wait){ .player = p, .team = team };
+	return NULL;
+}
+
+const char *
+rule_waitlist_leave(struct seq *s, int m, int p)
+{
+	struct match *mm = &s->matches[m];
+	int k;
+
+	for (k = 0; k < mm->nwait; k++)
+		if (mm->wait[k].player == p && mm->wait[k].end == WE_WAITING) {
+			mm->wait[k].end = WE_LEFT;
+			return NULL;
+		}
+	return "NOT_FOUND";
+}
+
+long
+rule_settle(struct seq *s, int m)
+{
+	return effect_settle(s, m);
 }
 
 /* Takes p out of match m by LEAVE or ABSENCE; returns the join that ended. */
@@ -224,9 +306,11 @@ withdraw(struct seq *s, int m, int p, int event)
 	struct match *mm = &s->matches[m];
 	struct join *j = effect_active_join(mm, p);
 
+	(void)effect_settle(s, m);
 	j->left = event == EV_LEAVE ? LEFT_LEFT : LEFT_ABSENT;
 	(void)effect_move(mm, event);
 	effect_notify_players(s, m, event == EV_LEAVE ? N_PLAYER_LEFT : N_PLAYER_ABSENT, -1);
+	effect_offer_places(s, m);
 	return j;
 }
 
@@ -370,5 +454,9 @@ rule_sweep(struct seq *s, struct sweep_counts *c)
 				c->invitations_expired++;
 			}
 	}
+	/* lapsed offers passed on (counted with the invitations: whichever rule ends an offer
+	 * of a match that started, the sum is the same) */
+	for (i = 0; i < s->nmatches; i++)
+		c->invitations_expired += effect_settle(s, i);
 }
 
