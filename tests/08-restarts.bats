@@ -48,7 +48,7 @@ answered() {
 	# mod_fcgid's process manager says so when a restart ends it; mod_cgid's daemon race (the
 	# new daemon's socket not yet open to the server's user: AH01257, Permission denied)
 	expect_log apache 'mod_fcgid: server is restarted, pid [0-9]+ must exit'
-	expect_log apache "AH10246: .*failed reading PID from cgi daemon|mod_fcgid: can't apply process slot"
+	expect_log apache "AH10246: .*failed reading PID from cgi daemon|AH01258: .*cgid daemon is gone|mod_fcgid: can't apply process slot"
 	expect_log apache 'AH01257: stderr from .*/cgi-bin/[a-z]+\.cgi: unable to connect to cgi daemon after multiple tries'
 	state="$COURTS_STATE/extra-restart"
 	log="$state/apache/logs/error.log"
@@ -79,15 +79,16 @@ answered() {
 	# Pool mode, whose programs live outside Apache, must lose nothing. mod_cgid and mod_fcgid
 	# restart their helper process (the CGI daemon, the process manager) at a graceful
 	# restart, and a request the old generation of Apache had just accepted can race with
-	# it: mod_cgid answers 503 (AH10246); under mod_fcgid the connection can end without an
-	# answer, or the request waits a minute for a process and gets 503. In those two modes
+	# it: mod_cgid answers 503 (AH10246, or AH01258 when its old daemon is already gone);
+	# under mod_fcgid the connection can end without an answer, or the request waits a
+	# minute for a process and gets 503. In those two modes
 	# only such failures are let through, and at most one per restart (README, "Restarts");
 	# any other status (a 500, a 502, a 504) fails the test in every mode.
 	[ "$COURTS_MODE" != pool ] || return 1
 	! grep -vqE '^(503|000) ' <<<"$failures" || { echo "a failure other than a restart race" >&2; return 1; }
 	[ "$(grep -c . <<<"$failures")" -le "${RESTART_ROUNDS:-5}" ] || { echo "too many failures" >&2; return 1; }
 	if grep -q '^503 ' <<<"$failures"; then
-		grep -qE "AH10246: .*failed reading PID from cgi daemon|mod_fcgid: can't apply process slot" "$log" ||
+		grep -qE "AH10246: .*failed reading PID from cgi daemon|AH01258: .*cgid daemon is gone|mod_fcgid: can't apply process slot" "$log" ||
 			{ echo "a 503 without the module's restart race in the log" >&2; return 1; }
 	fi
 }

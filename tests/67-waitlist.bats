@@ -4,6 +4,8 @@
 # invitation of kind OFFER that nobody else can take until it is accepted, declined or lapses
 # (sql/0022_waitlist.sql).
 
+bats_require_minimum_version 1.5.0
+
 load test_helper
 load match_helper
 
