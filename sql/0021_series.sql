@@ -26,13 +26,12 @@ COMMENT ON COLUMN match_series.skipped IS
 COMMENT ON COLUMN match_series.cancelled_at IS
     'When the organizer cancelled the series (its future matches then); NULL while it runs.';
 
--- A match belongs to at most one series, once per date.
+-- A match belongs to at most one series (its date is the match's own).
 CREATE TABLE match_series_matches (
     series_id        uuid NOT NULL REFERENCES match_series(id),
-    match_request_id uuid PRIMARY KEY REFERENCES match_requests(id),
-    booking_date     date NOT NULL,
-    CONSTRAINT match_series_matches_one_per_date UNIQUE (series_id, booking_date)
+    match_request_id uuid PRIMARY KEY REFERENCES match_requests(id)
 );
+CREATE INDEX match_series_matches_series_idx ON match_series_matches (series_id);
 COMMENT ON TABLE match_series_matches IS 'The match requests a series made, one per date.';
 
 -- Live unpaid holds of a player, a series' holds counting once (0012, restated).
@@ -59,9 +58,9 @@ COMMENT ON FUNCTION hold_limit_check(uuid, integer, timestamptz) IS
 -- match_hold refuses with a 409 (SLOT_NOT_OFFERED: closed, a holiday or off the court's
 -- grid; SLOT_IN_PAST; NOT_BOOKABLE; SLOT_TAKEN; a booking rule such as
 -- OUTSIDE_BOOKING_WINDOW) is skipped with that code, in a subtransaction of its own, so
--- nothing of it is left. 404 NOT_FOUND for a court that is not bookable at all; 409
--- HOLD_LIMIT once for the whole series; 409 NO_BOOKABLE_DATE (nothing written) when every
--- date is skipped. Returns the series' id.
+-- nothing of it is left. 409 HOLD_LIMIT once for the whole series; 404 NOT_FOUND, from the
+-- first date's match_hold, for a court that is not bookable at all (nothing written); 409
+-- NO_BOOKABLE_DATE (nothing written) when every date is skipped. Returns the series' id.
 CREATE FUNCTION match_series_hold(p_resource uuid, p_organizer uuid, p_date date, p_start time,
                                   p_duration integer, p_format text, p_skill text,
                                   p_message text, p_lat double precision,
@@ -74,47 +73,39 @@ AS $$
 DECLARE
     v_series uuid;
     v_date date;
-    v_match uuid;
     v_code text;
+    v_matches uuid[] := '{}';
     v_skipped jsonb := '[]';
-    v_made integer := 0;
 BEGIN
-    PERFORM 1 FROM resources rs JOIN venues v ON v.id = rs.venue_id
-     WHERE rs.id = p_resource AND rs.status = 'ACTIVE' AND v.status = 'ACTIVE';
-    IF NOT FOUND THEN
-        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Resource not found.');
-    END IF;
     PERFORM hold_limit_check(p_organizer, p_max_holds, p_now);
-    INSERT INTO match_series (organizer_id, resource_id, first_date, start_time, weeks, created_at)
-    VALUES (p_organizer, p_resource, p_date, p_start, p_weeks, p_now)
-    RETURNING id INTO v_series;
     FOR k IN 0 .. p_weeks - 1 LOOP
         v_date := p_date + 7 * k;
-        v_code := NULL;
         BEGIN
-            v_match := match_hold(p_resource, p_organizer, v_date, p_start, p_duration, p_format,
-                                  p_skill, p_message, p_lat, p_lng, p_radius, p_hold_seconds,
-                                  p_now);
-            INSERT INTO match_series_matches (series_id, match_request_id, booking_date)
-            VALUES (v_series, v_match, v_date);
-            v_made := v_made + 1;
+            v_matches := v_matches || match_hold(p_resource, p_organizer, v_date, p_start,
+                                                 p_duration, p_format, p_skill, p_message,
+                                                 p_lat, p_lng, p_radius, p_hold_seconds, p_now);
+            CONTINUE;
         EXCEPTION
+            -- (a 404 is not caught: the court is not bookable on any date)
             WHEN exclusion_violation THEN
                 v_code := 'SLOT_TAKEN';
             WHEN SQLSTATE 'CR409' THEN
                 v_code := SQLERRM;
         END;
-        IF v_code IS NOT NULL THEN
-            v_skipped := v_skipped || jsonb_build_object('bookingDate', v_date, 'code', v_code);
-        END IF;
+        v_skipped := v_skipped || jsonb_build_object('bookingDate', v_date, 'code', v_code);
     END LOOP;
-    IF v_made = 0 THEN
+    IF cardinality(v_matches) = 0 THEN
         PERFORM lifecycle_fail(409, 'NO_BOOKABLE_DATE',
             'No date of the series can be booked: ' ||
             (SELECT string_agg(format('%s %s', e->>'bookingDate', e->>'code'), ', ')
                FROM jsonb_array_elements(v_skipped) e) || '.');
     END IF;
-    UPDATE match_series SET skipped = v_skipped WHERE id = v_series;
+    INSERT INTO match_series (organizer_id, resource_id, first_date, start_time, weeks, skipped,
+                              created_at)
+    VALUES (p_organizer, p_resource, p_date, p_start, p_weeks, v_skipped, p_now)
+    RETURNING id INTO v_series;
+    INSERT INTO match_series_matches (series_id, match_request_id)
+    SELECT v_series, unnest(v_matches);
     RETURN v_series;
 END $$;
 COMMENT ON FUNCTION match_series_hold(uuid, uuid, date, time, integer, text, text, text,
@@ -158,7 +149,7 @@ CREATE FUNCTION json_match_series(p_series uuid) RETURNS json
 AS $$
     SELECT json_build_object(
         'id', s.id,
-        'created', COALESCE((SELECT json_agg(json_match_request(m) ORDER BY sm.booking_date)
+        'created', COALESCE((SELECT json_agg(json_match_request(m) ORDER BY m.booking_date)
                                FROM match_series_matches sm
                                JOIN match_requests m ON m.id = sm.match_request_id
                               WHERE sm.series_id = s.id), '[]'),

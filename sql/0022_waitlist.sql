@@ -50,6 +50,17 @@ ALTER TABLE match_requests
 COMMENT ON COLUMN match_requests.offers_a IS 'Open offers of a TEAM_A place, kept by trigger from invitations.';
 COMMENT ON COLUMN match_requests.offers_b IS 'Open offers of a TEAM_B place, kept by trigger from invitations.';
 
+-- The places of a match that no player takes and no open offer holds: the availableSlots of
+-- the match and invitation objects. (A body in quotes: it depends on no column, so the
+-- table may gain more.)
+CREATE FUNCTION match_places_free(m match_requests) RETURNS integer
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT 2 * m.team_size - m.team_a_count - m.team_b_count - m.offers_a - m.offers_b;
+$$;
+COMMENT ON FUNCTION match_places_free(match_requests) IS
+    'Places of a match no player takes and no open offer holds.';
+
 -- Keeps offers_a / offers_b: an OFFER counts while PENDING. An offer becomes PENDING only by
 -- insert (or by an update that makes a row an offer), and stops by update or delete.
 CREATE FUNCTION invitations_count_offers() RETURNS trigger
@@ -444,7 +455,7 @@ BEGIN ATOMIC
         'skillLevel', m.skill_level,
         'status', m.status,
         'invitationToken', m.invitation_token,
-        'availableSlots', 2 * m.team_size - m.team_a_count - m.team_b_count - m.offers_a - m.offers_b,
+        'availableSlots', match_places_free(m),
         'pricePerPlayer', m.price_per_player,
         'currency', m.currency,
         'courtPrice', m.court_price,
@@ -487,7 +498,7 @@ BEGIN ATOMIC
         'format', m.format,
         'skillLevel', m.skill_level,
         'matchStatus', m.status,
-        'availableSlots', 2 * m.team_size - m.team_a_count - m.team_b_count - m.offers_a - m.offers_b,
+        'availableSlots', match_places_free(m),
         'pricePerPlayer', m.price_per_player,
         'currency', m.currency,
         'customMessage', m.custom_message,

@@ -54,8 +54,8 @@ nothing_written() {
 	[ "$(sql "SELECT organizer_id = '$ORG' AND resource_id = '$COURT' AND first_date = '$DAY'
 	              AND start_time = '18:30' AND weeks = 4 AND skipped = '[]' AND cancelled_at IS NULL
 	            FROM match_series WHERE id = '$id'")" = t ]
-	[ "$(sql "SELECT string_agg(sm.booking_date::text || ':' || m.status || ':' || p.status || ':' || p.amount, ','
-	                            ORDER BY sm.booking_date)
+	[ "$(sql "SELECT string_agg(m.booking_date::text || ':' || m.status || ':' || p.status || ':' || p.amount, ','
+	                            ORDER BY m.booking_date)
 	            FROM match_series_matches sm JOIN match_requests m ON m.id = sm.match_request_id
 	            JOIN payments p ON p.match_request_id = m.id
 	           WHERE sm.series_id = '$id'")" = \
@@ -68,7 +68,7 @@ nothing_written() {
 	req POST "/api/match/requests/$second/confirm-payment" -t "$TOKEN"
 	expect 200
 	[ "$(jqr .status)" = OPEN ]
-	[ "$(sql "SELECT string_agg(m.status, ',' ORDER BY sm.booking_date)
+	[ "$(sql "SELECT string_agg(m.status, ',' ORDER BY m.booking_date)
 	            FROM match_series_matches sm JOIN match_requests m ON m.id = sm.match_request_id
 	           WHERE sm.series_id = '$id'")" = PENDING_PAYMENT,OPEN,PENDING_PAYMENT,PENDING_PAYMENT ]
 }
@@ -92,8 +92,9 @@ nothing_written() {
 	[ "$(sql "SELECT string_agg(booking_date::text, ',' ORDER BY booking_date) FROM match_requests
 	           WHERE organizer_id = '$ORG'")" = "$DAY,$(plus 7)" ]
 	[ "$(sql "SELECT count(*) FROM payments WHERE player_id = '$ORG'")" = 2 ]
-	[ "$(sql "SELECT string_agg(booking_date::text, ',' ORDER BY booking_date) FROM match_series_matches
-	           WHERE series_id = '$id'")" = "$DAY,$(plus 7)" ]
+	[ "$(sql "SELECT string_agg(m.booking_date::text, ',' ORDER BY m.booking_date)
+	            FROM match_series_matches sm JOIN match_requests m ON m.id = sm.match_request_id
+	           WHERE sm.series_id = '$id'")" = "$DAY,$(plus 7)" ]
 	[ "$(sql "SELECT jsonb_array_length(skipped) FROM match_series WHERE id = '$id'")" = 3 ]
 	# the series reads back the same
 	req GET "/api/match/series/$id" -t "$TOKEN"
@@ -223,7 +224,7 @@ nothing_written() {
 	[ "$(sql "SELECT count(*) FROM match_requests WHERE status = 'CANCELLED'")" = 0 ]
 	req DELETE "/api/match/series/$id" -t "$TOKEN"
 	expect 204 -
-	[ "$(sql "SELECT string_agg(m.status || ':' || coalesce(m.cancel_reason, '-'), ',' ORDER BY sm.booking_date)
+	[ "$(sql "SELECT string_agg(m.status || ':' || coalesce(m.cancel_reason, '-'), ',' ORDER BY m.booking_date)
 	            FROM match_series_matches sm JOIN match_requests m ON m.id = sm.match_request_id
 	           WHERE sm.series_id = '$id'")" = \
 		CANCELLED:ORGANIZER,CONFIRMED:-,OPEN:-,CANCELLED:ORGANIZER ]

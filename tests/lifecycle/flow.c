@@ -122,12 +122,13 @@ flow_series(struct run *r, struct seq *s, const char *want, const struct stmt *s
 		model_count(series_skipping, "ok");
 	params[0] = se->id;
 	res = pg_exec(r->pg->main,
-	    "SELECT coalesce(string_agg(match_request_id::text, ',' ORDER BY booking_date), ''), "
+	    "SELECT coalesce(string_agg(m.id::text, ',' ORDER BY m.booking_date), ''), "
 	    "       (SELECT coalesce(string_agg((e->>'bookingDate') || ':' || (e->>'code'), ',' "
 	    "                                   ORDER BY n), '') "
 	    "          FROM match_series x, jsonb_array_elements(x.skipped) WITH ORDINALITY AS j(e, n) "
 	    "         WHERE x.id = $1::uuid) "
-	    "  FROM match_series_matches WHERE series_id = $1::uuid", 1, params);
+	    "  FROM match_series_matches sm JOIN match_requests m ON m.id = sm.match_request_id "
+	    " WHERE sm.series_id = $1::uuid", 1, params);
 	if (res == NULL) {
 		snprintf(r->err, sizeof r->err, "the series could not be read back");
 		return -1;
