@@ -111,7 +111,10 @@ install:
 			systemctl is-enabled -q pgbouncer 2>/dev/null; then \
 			echo "setup: the system's pgbouncer service left stopped and disabled (the project" \
 			     "starts its own with PGBOUNCER=1)"; \
-			$$SUDO systemctl disable -q --now pgbouncer; \
+			$$SUDO systemctl disable -q pgbouncer; \
+			if [ -d /run/systemd/system ]; then $$SUDO systemctl stop pgbouncer; \
+			elif $$SUDO service pgbouncer status >/dev/null 2>&1; then \
+				$$SUDO service pgbouncer stop >/dev/null; fi; \
 		fi; \
 	fi
 	@$(MAKE) --no-print-directory -s $(NODE_MODULES)
