@@ -198,35 +198,65 @@ request_confirm_payment(struct req *r)
 /* Runs the lifecycle function sql for the caller on match {id} in a transaction and answers
  * 204 once it committed. */
 static void
-transition_no_content(struct req *r, const char *sql, const char *extra)
+transition_no_content(struct req *r, const char *sql)
 {
-	if (sql_begin(r) != 0)
-		return;
-	if ((extra != NULL ? sql_query(r, sql, req_param(r, "id"), r->user_id, extra) :
-	    sql_query(r, sql, req_param(r, "id"), r->user_id)) == NULL)
+	if (sql_begin(r) != 0 || sql_query(r, sql, req_param(r, "id"), r->user_id) == NULL)
 		return;
 	sql_commit_and_no_content(r);
 }
 
-/* DELETE /api/match/requests/{id}/leave: 204, the caller is out, refunded what this join
- * paid, and a MATCHED match is OPEN again; 401; 404 unknown or not a player; 409
- * ORGANIZER_CANNOT_LEAVE, INVALID_STATE (not OPEN or MATCHED), LEAVE_TOO_LATE (48 h or less
- * before the start). */
+/* The optional body {"substitutePlayerId"} of a leave or an absence into *sub (NULL when
+ * none); 0, or -1 after answering 400. */
+static int
+substitute_or_problem(struct req *r, const char **sub)
+{
+	*sub = NULL;
+	if (body_uuid(r, "substitutePlayerId", IN_NULLABLE, sub) &&
+	    strcmp(*sub, r->user_id) == 0)
+		problem_field(r, "substitutePlayerId", "must be another player");
+	return problem_fields_or_send(r);
+}
+
+/* Runs the lifecycle function sql ($1 match, $2 caller, $3 MIN_RELIABILITY, $4 substitute
+ * or NULL) in a transaction and answers 204 once it committed. */
+static void
+withdraw_no_content(struct req *r, const char *sql)
+{
+	const char *sub;
+
+	if (substitute_or_problem(r, &sub) != 0 || sql_begin(r) != 0)
+		return;
+	if (sql_query(r, sql, req_param(r, "id"), r->user_id,
+	    input_fmt_long(r, config_get()->min_reliability), sub) == NULL)
+		return;
+	sql_commit_and_no_content(r);
+}
+
+/* DELETE /api/match/requests/{id}/leave [{"substitutePlayerId"}]: 204, the caller is out,
+ * refunded what this join paid, and a MATCHED match is OPEN again; a substitute named gets
+ * the place first, as a HANDOVER invitation (sql/0023_handover.sql); 400; 401; 404 unknown
+ * or not a player, SUBSTITUTE_NOT_FOUND; 409 ORGANIZER_CANNOT_LEAVE, INVALID_STATE (not OPEN
+ * or MATCHED), LEAVE_TOO_LATE (48 h or less before the start), SUBSTITUTE_UNAVAILABLE (in
+ * this match or another at that time). */
 static void
 request_leave(struct req *r)
 {
-	transition_no_content(r, "SELECT match_leave($1::uuid, $2::uuid)", NULL);
+	withdraw_no_content(r, "SELECT match_leave($1::uuid, $2::uuid, "
+	    "p_min_reliability => $3::int, p_substitute => $4::uuid)");
 }
 
-/* POST /api/match/requests/{id}/absence: 204, the caller is out without refund, the others
- * are told, substitutes are invited and a MATCHED match is OPEN again; inside 24 h of the
- * start the caller's reliability drops by 10; 401; 404 unknown or not a player; 409
- * ORGANIZER_CANNOT_LEAVE, INVALID_STATE (not OPEN or MATCHED), MATCH_STARTED. */
+/* POST /api/match/requests/{id}/absence [{"substitutePlayerId"}]: 204, the caller is out
+ * without refund, the others are told and a MATCHED match is OPEN again; substitutes are
+ * invited, or with a substitute named, the place is handed to them first, and when anyone
+ * takes and pays it until 2 h before the start the caller is refunded in full and a late
+ * absence costs nothing; else inside 24 h of the start the caller's reliability drops by 10;
+ * 400; 401; 404 unknown or not a player, SUBSTITUTE_NOT_FOUND; 409 ORGANIZER_CANNOT_LEAVE,
+ * INVALID_STATE (not OPEN or MATCHED), MATCH_STARTED, SUBSTITUTE_UNAVAILABLE. */
 static void
 request_absence(struct req *r)
 {
-	transition_no_content(r, "SELECT match_absence($1::uuid, $2::uuid, $3::int)",
-	    input_fmt_long(r, config_get()->min_reliability));
+	withdraw_no_content(r, "SELECT match_absence($1::uuid, $2::uuid, $3::int, "
+	    "p_substitute => $4::uuid)");
 }
 
 /* POST /api/match/requests/{id}/checkin?lat=&lng=&accuracy=: 204, the caller is checked in
@@ -264,7 +294,7 @@ request_checkin(struct req *r)
 static void
 request_cancel(struct req *r)
 {
-	transition_no_content(r, "SELECT match_cancel($1::uuid, $2::uuid)", NULL);
+	transition_no_content(r, "SELECT match_cancel($1::uuid, $2::uuid)");
 }
 
 /* POST /api/match/requests/{id}/waitlist {"team": "TEAM_A" | "TEAM_B" | "ANY"}: 201 with the
@@ -355,7 +385,7 @@ series_get(struct req *r)
 static void
 series_cancel(struct req *r)
 {
-	transition_no_content(r, "SELECT match_series_cancel($1::uuid, $2::uuid)", NULL);
+	transition_no_content(r, "SELECT match_series_cancel($1::uuid, $2::uuid)");
 }
 
 static const struct route routes[] = {
@@ -368,10 +398,10 @@ static const struct route routes[] = {
 	{ "POST", "/api/match/requests/{id}/confirm-payment", request_confirm_payment,
 	  AUTH_PLAYER, BODY_NONE |
 	  ROUTE_IDEMPOTENT },
-	{ "DELETE", "/api/match/requests/{id}/leave", request_leave, AUTH_PLAYER, BODY_NONE |
-	  ROUTE_IDEMPOTENT },
-	{ "POST", "/api/match/requests/{id}/absence", request_absence, AUTH_PLAYER, BODY_NONE |
-	  ROUTE_IDEMPOTENT },
+	{ "DELETE", "/api/match/requests/{id}/leave", request_leave, AUTH_PLAYER,
+	  BODY_OPTIONAL | ROUTE_IDEMPOTENT },
+	{ "POST", "/api/match/requests/{id}/absence", request_absence, AUTH_PLAYER,
+	  BODY_OPTIONAL | ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/checkin", request_checkin, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/match/requests/{id}/waitlist", waitlist_join, AUTH_PLAYER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },

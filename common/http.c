@@ -27,7 +27,7 @@
 struct priv {
 	FCGX_Request	*fr;		/* NULL when running as plain CGI */
 	size_t		 body_consumed;	/* request body bytes read so far */
-	const char	*body;		/* the raw body of BODY_JSON routes */
+	const char	*body;		/* the raw body of BODY_JSON (BODY_OPTIONAL) routes */
 	size_t		 body_len;
 };
 
@@ -260,7 +260,8 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 		if (auth_request_or_problem(r, authz, need) != 0 || budget_spend_or_answer(r) != 0)
 			return;
 	}
-	if (rt->flags & BODY_JSON) {
+	if ((rt->flags & BODY_JSON) || ((rt->flags & BODY_OPTIONAL) && cl != NULL &&
+	    strtol(cl, NULL, 10) > 0)) {
 		body_load(r, p);
 		if (r->answered)
 			return;

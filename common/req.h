@@ -34,7 +34,8 @@ struct req {
 	const char	*query_names[REQ_MAX_QUERY];
 	const char	*query_values[REQ_MAX_QUERY];
 	int		 nquery;
-	cJSON		*body;		/* parsed object for BODY_JSON routes, else NULL */
+	cJSON		*body;		/* parsed object for BODY_JSON routes (and
+					   BODY_OPTIONAL ones sent one), else NULL */
 	const char	*user_id;	/* local users.id of the caller, NULL on AUTH_NONE routes */
 	unsigned	 roles;		/* ROLE_* bits of the caller (auth.h) */
 	struct db	*db;		/* this request's database session (db.h) */

@@ -25,6 +25,7 @@ enum auth_level {
 #define BODY_JSON		0x1u	/* a JSON object is required */
 #define ROUTE_IDEMPOTENT	0x2u	/* a write that honours Idempotency-Key (idem.h) */
 #define ROUTE_REPLICA		0x4u	/* a read whose answer may lag: DATABASE_READ_URL (db.h) */
+#define BODY_OPTIONAL		0x8u	/* a JSON object, or no body at all (r->body NULL) */
 
 typedef void (*handler_fn)(struct req *);
 
@@ -34,7 +35,8 @@ struct route {
 					   {x:secret} any text; a literal may follow: "{x:secret}.ics" */
 	handler_fn	 handler;
 	enum auth_level	 auth;
-	unsigned	 flags;		/* BODY_NONE or BODY_JSON, | ROUTE_IDEMPOTENT, ROUTE_REPLICA */
+	unsigned	 flags;		/* BODY_NONE, BODY_JSON or BODY_OPTIONAL, | ROUTE_IDEMPOTENT,
+					   ROUTE_REPLICA */
 };
 
 /* true when path (decoded) has the shape of pattern; the {name} segments are captured

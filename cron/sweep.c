@@ -13,9 +13,12 @@
  *                      (sweep_completed -> match_complete -> reliability_apply);
  *   4. invitations:    PENDING invitations of requests no longer OPEN, or already started,
  *                      -> EXPIRED (sweep_invitations -> invitations_expire);
- *   5. offers:         open offers of a freed place past their expires_at -> EXPIRED, the
- *                      place offered to the next free player on the waiting list
- *                      (sweep_offers -> match_offers_settle, sql/0022_waitlist.sql);
+ *   5. offers:         open offers and hand-overs of a freed place past their expires_at
+ *                      -> EXPIRED, the place offered to the next free player on the waiting
+ *                      list (a hand-over's, with nobody there, to SUBSTITUTE invitations);
+ *                      hand-over windows that closed unfilled -> LAPSED with their deferred
+ *                      LATE_ABSENCE (sweep_offers -> match_offers_settle,
+ *                      sql/0022_waitlist.sql, sql/0023_handover.sql);
  *   6. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
  *                      (sweep_idempotency_keys, sql/0011_idempotency.sql);
  *   7. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:

@@ -205,6 +205,9 @@ export const schemas = {
 		searchRadiusKm: nullable({ type: 'number', exclusiveMinimum: 0, maximum: 100, default: 10 }),
 	}, ['resourceId', 'bookingDate', 'startTime', 'slotDurationMinutes', 'format', 'skillLevel',
 		'searchLat', 'searchLng'], { additionalProperties: true }),
+	HandoverInput: object({
+		substitutePlayerId: nullable({ ...uuid, description: 'A player to hand the freed place to first: they get a HANDOVER invitation for it. Another player than the caller, in no match at that time.' }),
+	}, [], { additionalProperties: true, description: 'Optional: without a body (or with a null substitute) the place goes to the waiting list, and after an absence substitutes are invited.' }),
 	WaitlistInput: object({ team: enumOf('TEAM_A', 'TEAM_B', 'ANY') }, undefined, { additionalProperties: true }),
 	WaitlistEntry: object({
 		matchRequestId: uuid,
@@ -233,10 +236,10 @@ export const schemas = {
 	Invitation: object({
 		id: uuid,
 		matchRequestId: uuid,
-		kind: { ...enumOf('INVITATION', 'OFFER'), description: 'OFFER: a freed place offered to the first player on the waiting list, theirs alone until expiresAt.' },
+		kind: { ...enumOf('INVITATION', 'OFFER', 'HANDOVER'), description: 'OFFER: a freed place offered to the first player on the waiting list, theirs alone until expiresAt. HANDOVER: a freed place handed to this player by the one who left it, theirs alone until expiresAt.' },
 		status: { ...enumOf('PENDING', 'ACCEPTED', 'DECLINED', 'EXPIRED'), description: 'A lapsed offer reads EXPIRED.' },
-		team: nullable({ ...TEAM, description: 'An offer\'s team: accept it into this team.' }),
-		expiresAt: nullable({ ...timestamp, description: 'An offer\'s end; null for an invitation.' }),
+		team: nullable({ ...TEAM, description: 'An offer\'s or hand-over\'s team: accept it into this team.' }),
+		expiresAt: nullable({ ...timestamp, description: 'An offer\'s or hand-over\'s end; null for an invitation.' }),
 		sentAt: timestamp,
 		respondedAt: nullable({ ...timestamp }),
 		bookingDate: date,
@@ -537,12 +540,16 @@ export const routes = {
 		problems: { 403: ['NOT_ORGANIZER'], 404: ['NOT_FOUND'], 409: ['PAYMENT_WINDOW_PASSED', 'INVALID_STATE'] },
 	},
 	'DELETE /api/match/requests/{id}/leave': {
-		tag: 'match-making', summary: 'Leave a match more than 48 h ahead (refunded)', ok: { 204: {} },
-		problems: { 404: ['NOT_FOUND'], 409: ['ORGANIZER_CANNOT_LEAVE', 'INVALID_STATE', 'LEAVE_TOO_LATE'] },
+		tag: 'match-making', summary: 'Leave a match more than 48 h ahead (refunded), optionally handing the place to a substitute',
+		description: 'With a substitutePlayerId, that player gets the freed place first (an invitation of kind HANDOVER, theirs alone for 15 minutes); declined or lapsed, it goes to the waiting list, then to substitute invitations.',
+		body: 'HandoverInput', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND', 'SUBSTITUTE_NOT_FOUND'], 409: ['ORGANIZER_CANNOT_LEAVE', 'INVALID_STATE', 'LEAVE_TOO_LATE', 'SUBSTITUTE_UNAVAILABLE'] },
 	},
 	'POST /api/match/requests/{id}/absence': {
-		tag: 'match-making', summary: 'Report absence: out without refund, substitutes invited', ok: { 204: {} },
-		problems: { 404: ['NOT_FOUND'], 409: ['ORGANIZER_CANNOT_LEAVE', 'INVALID_STATE', 'MATCH_STARTED'] },
+		tag: 'match-making', summary: 'Report absence: out without refund unless the place is taken in time; substitutes invited or one named',
+		description: 'With a substitutePlayerId, that player gets the freed place first (an invitation of kind HANDOVER, theirs alone for 15 minutes); declined or lapsed, it goes to the waiting list, then to substitute invitations. When anyone takes and pays the place until 2 hours before the start (match_policy.handover_notice), the caller\'s payment is refunded in full and a late absence costs no reliability; the late penalty waits for that window.',
+		body: 'HandoverInput', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND', 'SUBSTITUTE_NOT_FOUND'], 409: ['ORGANIZER_CANNOT_LEAVE', 'INVALID_STATE', 'MATCH_STARTED', 'SUBSTITUTE_UNAVAILABLE'] },
 	},
 	'POST /api/match/requests/{id}/checkin': {
 		tag: 'match-making', summary: 'Check in at the venue by position',

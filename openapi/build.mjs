@@ -73,7 +73,7 @@ function problemCodes(route, entry) {
 			add(429, 'RATE_LIMITED');	// the write budget (budget.c)
 	}
 	if (route.body) {
-		add(400, 'BODY_REQUIRED', 'MALFORMED_JSON', 'VALIDATION_FAILED');
+		add(400, ...(route.bodyOptional ? [] : ['BODY_REQUIRED']), 'MALFORMED_JSON', 'VALIDATION_FAILED');
 		add(415, 'UNSUPPORTED_MEDIA_TYPE');
 	}
 	if (route.idempotent) {
@@ -149,7 +149,7 @@ function operation(route, entry) {
 		op.parameters = params;
 	if (route.body)
 		op.requestBody = {
-			required: true,
+			required: !route.bodyOptional,
 			content: { 'application/json': { schema: { $ref: `#/components/schemas/${entry.body}` } } },
 		};
 	else if (entry.body)

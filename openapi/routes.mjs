@@ -31,7 +31,8 @@ export function readRoutes(root) {
 				path: pattern.replace(/\{([A-Za-z]+):[a-z]+\}/g, '{$1}'),
 				handler,
 				auth: auth.replace(/^AUTH_/, ''),
-				body: /\bBODY_JSON\b/.test(flags),
+				body: /\bBODY_(JSON|OPTIONAL)\b/.test(flags),
+				bodyOptional: /\bBODY_OPTIONAL\b/.test(flags),
 				idempotent: /\bROUTE_IDEMPOTENT\b/.test(flags),
 				params,
 			});

@@ -13,7 +13,7 @@ setup() {
 	# what else the story promised, read back from the database
 	[ "$(sql "SELECT string_agg(n.type, ',' ORDER BY n.created_at, n.type)
 	          FROM notifications n JOIN users u ON u.id = n.recipient_id
-	         WHERE u.subject = 'ben'")" = "MATCH_INVITATION,PLAYER_JOINED,MATCH_FULL,PLAYER_JOINED,PLAYER_LEFT,MATCH_FULL,PLAYER_JOINED,MATCH_CANCELLED" ]
+	         WHERE u.subject = 'ben'")" = "MATCH_INVITATION,PLAYER_JOINED,MATCH_FULL,PLAYER_JOINED,PLAYER_LEFT,MATCH_FULL,PLAYER_JOINED,PLAYER_ABSENT,MATCH_FULL,PLAYER_JOINED,MATCH_CANCELLED" ]
 	# Eve waited, was offered Carla's place, took it and left the list
 	[ "$(sql "SELECT i.kind || ' ' || i.status || ' ' || i.team || ' ' || w.ended_reason
 	            FROM invitations i JOIN users u ON u.id = i.player_id
@@ -22,6 +22,14 @@ setup() {
 	[[ "$output" == *'{"position":1}'* ]]
 	[[ "$output" == *'{"status":"MATCHED","waitlistLength":0}'* ]]
 	[[ "$output" == *'"status":"OPEN"'* ]]
+	# Dan handed his place to Carla, who took it: Dan refunded his share, no penalty
+	[ "$(sql "SELECT h.status || ' ' || i.kind || ' ' || i.status || ' ' || h.team
+	            FROM match_handovers h JOIN invitations i ON i.id = h.invitation_id
+	            JOIN users u ON u.id = h.substitute_id WHERE u.subject = 'carla'")" = \
+		"REFILLED HANDOVER ACCEPTED TEAM_B" ]
+	[[ "$output" == *'{"status":"MATCHED","availableSlots":0}'* ]]
+	[[ "$output" == *'["6.00"]'* ]]
+	[ "$(sql "SELECT count(*) FROM reliability_events")" = 0 ]
 	# the calendar feed showed the match, then its cancellation
 	[[ "$output" == *$'STATUS:TENTATIVE\r\n'*$'STATUS:CANCELLED\r'* ]]
 	[ "$(sql "SELECT count(*) FROM calendar_feeds f JOIN users u ON u.id = f.player_id
