@@ -65,6 +65,7 @@ END $$;
 
 CREATE TABLE match_handovers (
     id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    seq              bigint GENERATED ALWAYS AS IDENTITY,
     match_request_id uuid NOT NULL REFERENCES match_requests(id),
     player_id        uuid NOT NULL REFERENCES users(id),
     entry_id         uuid NOT NULL CONSTRAINT match_handovers_one_per_entry UNIQUE
@@ -88,12 +89,13 @@ CREATE TABLE match_handovers (
                AND (status = 'REFILLED') = (refill_entry_id IS NOT NULL)),
     CONSTRAINT match_handovers_not_to_self CHECK (substitute_id <> player_id)
 );
-CREATE INDEX match_handovers_match_idx ON match_handovers (match_request_id, team, created_at)
+CREATE INDEX match_handovers_match_idx ON match_handovers (match_request_id, team, seq)
     WHERE status = 'OPEN';
 CREATE INDEX match_handovers_window_idx ON match_handovers (window_ends_at) WHERE status = 'OPEN';
 CREATE INDEX match_handovers_invitation_idx ON match_handovers (invitation_id);
 COMMENT ON TABLE match_handovers IS
     'A place handed to a named substitute by a leave or an absence, and whether it was refilled in time.';
+COMMENT ON COLUMN match_handovers.seq IS 'The order hand-overs were made in (created_at may tie).';
 COMMENT ON COLUMN match_handovers.player_id IS 'The player who left and named the substitute.';
 COMMENT ON COLUMN match_handovers.entry_id IS 'The leaver''s join that ended: its payment is the one refunded.';
 COMMENT ON COLUMN match_handovers.team IS 'The team of the freed place.';
@@ -190,7 +192,7 @@ COMMENT ON FUNCTION match_handover_start(uuid, uuid, uuid, text, text, uuid, int
     'Gives a freed place to the leaver''s substitute (HANDOVER invitation) and opens the refill window.';
 
 -- A join p_entry of p_player into team p_team of locked match p_match, paid: the open
--- hand-over of that team it refills (the one handed to this player first, else the oldest)
+-- hand-over of that team it refills (the one handed to this player first, else the first made)
 -- is REFILLED, the leaver's payment refunded (once; a leave's was already) and the leaver
 -- told PLACE_HANDED_OVER {matchRequestId, playerId, refund}.
 CREATE FUNCTION match_handover_refill(p_match uuid, p_player uuid, p_team text, p_entry uuid,
@@ -205,7 +207,7 @@ BEGIN
     SELECT * INTO h FROM match_handovers
      WHERE match_request_id = p_match AND team = p_team AND status = 'OPEN'
        AND window_ends_at > p_now
-     ORDER BY substitute_id = p_player DESC, created_at, id
+     ORDER BY substitute_id = p_player DESC, seq
      LIMIT 1
        FOR UPDATE;
     IF NOT FOUND THEN
@@ -261,7 +263,7 @@ DECLARE
 BEGIN
     SELECT min_reliability INTO v_min FROM match_handovers
      WHERE invitation_id = ANY (p_invitations) AND match_request_id = p_match
-     ORDER BY created_at DESC LIMIT 1;
+     ORDER BY seq DESC LIMIT 1;
     IF NOT FOUND THEN
         RETURN;
     END IF;

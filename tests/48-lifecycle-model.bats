@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # The randomized state-machine test of the match lifecycle (tests/lifecycle/): thousands of
 # random sequences of calls to the functions of sql/0010_lifecycle.sql, to the weekly series
-# of sql/0021_series.sql and to the waiting lists and offers of sql/0022_waitlist.sql, with a
-# test clock, each step checked against a reference model and the invariants read from the
-# database.
+# of sql/0021_series.sql, to the waiting lists and offers of sql/0022_waitlist.sql and to the
+# hand-overs of sql/0023_handover.sql, with a test clock, each step checked against a
+# reference model and the invariants read from the database.
 #
 # The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
 # make test runs the suite in several modes side by side on a small shared machine, so the
@@ -53,7 +53,7 @@ agrees() {
 # report OUTPUT: the seed and summary lines of a run, shown in the suite's output even when
 # the test passes.
 report() {
-	grep -E '^(# lifecycle-model: seed|# offers:|ok - lifecycle model:)' <<<"$1" |
+	grep -E '^(# lifecycle-model: seed|# offers:|# hand-overs:|ok - lifecycle model:)' <<<"$1" |
 		sed 's/^\(ok\)/# \1/' >&3
 }
 
@@ -123,7 +123,7 @@ model_split() {
 
 # A waiting list takes a full match, a player waiting, a place freed and an answer: more
 # steps than most sequences have. Longer ones make offers often enough to count on.
-@test "long sequences with waiting lists agree with the model: places offered, taken, turned down and lapsed" {
+@test "long sequences with waiting lists and hand-overs agree with the model: places offered, handed over, taken, turned down and lapsed" {
 	n=$([ "$COURTS_MODE" = cgi ] && echo 300 || echo 60)
 	run "$COURTS_BUILD/tools/lifecycle-model" --sequences "$n" --steps 25-40 --seed "$SEED"
 	echo "$output"
@@ -136,7 +136,11 @@ model_split() {
 	[ "$COURTS_MODE" != cgi ] || {
 		[ "${BASH_REMATCH[2]}" -gt 0 ] &&
 		[[ "$output" =~ $'\n'"# offer accepted: ok "[1-9] ]] &&
-		[[ "$output" =~ $'\n'"# offer declined: ok "[1-9] ]]
+		[[ "$output" =~ $'\n'"# offer declined: ok "[1-9] ]] &&
+		[[ "$output" =~ $'\n'"# hand-over accepted: ok "[1-9] ]] &&
+		[[ "$output" =~ $'\n'"# hand-over declined: ok "[1-9] ]] &&
+		[[ "$output" =~ $'\n'"# absence: "[^$'\n']*" SUBSTITUTE_UNAVAILABLE "[1-9] ]] &&
+		[[ "$output" =~ $'\n'"# hand-overs: made "[1-9][0-9]*", refilled "[1-9] ]]
 	}
 	[ "$(sql "SELECT count(*) FROM free_slots_drift()")" = 0 ]
 }

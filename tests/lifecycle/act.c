@@ -329,29 +329,36 @@ act_waitlist(struct run *r, struct seq *s, bool join)
 	return flow_call(r, s, A_WAITLIST, want, &st, 1);
 }
 
-/* Leaves match m, or reports absence from it. */
+/* Leaves match m, or reports absence from it; now and then handing the place to another
+ * player (the caller, one in the match or busy elsewhere now and then too). */
 int
 act_withdraw(struct run *r, struct seq *s, int m, bool leave)
 {
 	int p = player_of(s, m, false, 85);
-	char now[40], minrel[8];
-	const char *params[4] = { s->matches[m].id, s->players[p].id, now, NULL };
-	struct stmt st = { "SELECT match_leave($1::uuid, $2::uuid, $3::timestamptz)", 3, params };
+	int sub = model_chance(s, 40) ? model_rnd(s, s->nplayers) : -1;
+	char now[40], minrel[8], via[40] = "";
+	const char *params[5] = { s->matches[m].id, s->players[p].id, now,
+		sub >= 0 ? s->players[sub].id : NULL, minrel };
+	struct stmt st = { "SELECT match_leave($1::uuid, $2::uuid, $3::timestamptz, "
+	    "p_substitute => $4::uuid, p_min_reliability => $5::int)", 5, params };
 	const char *want;
 
 	pg_time(s->now, now, sizeof now);
+	snprintf(minrel, sizeof minrel, "%d", s->min_reliability);
+	if (sub >= 0)
+		snprintf(via, sizeof via, ", handing over to p%d", sub);
 	if (leave) {
-		model_log(r, "p%d leaves m%d", p, m);
-		want = rule_leave(s, m, p);
+		model_log(r, "p%d leaves m%d%s", p, m, via);
+		want = rule_leave(s, m, p, sub);
 		return flow_call(r, s, A_LEAVE, want, &st, 1);
 	}
-	snprintf(minrel, sizeof minrel, "%d", s->min_reliability);
 	params[2] = minrel;
 	params[3] = now;
-	st = (struct stmt){ "SELECT match_absence($1::uuid, $2::uuid, $3::int, $4::timestamptz)", 4,
-	    params };
-	model_log(r, "p%d reports absence from m%d", p, m);
-	want = rule_absence(s, m, p);
+	params[4] = sub >= 0 ? s->players[sub].id : NULL;
+	st = (struct stmt){ "SELECT match_absence($1::uuid, $2::uuid, $3::int, $4::timestamptz, "
+	    "p_substitute => $5::uuid)", 5, params };
+	model_log(r, "p%d reports absence from m%d%s", p, m, via);
+	want = rule_absence(s, m, p, sub);
 	return flow_call(r, s, A_ABSENCE, want, &st, 1);
 }
 

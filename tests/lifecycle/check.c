@@ -19,7 +19,8 @@ const char *const reason_names[] = { "-", "ORGANIZER", "PAYMENT_EXPIRED", "NOT_F
 const char *const event_names[] = { "HOLD", "PAY", "EXPIRE_HOLD", "JOIN", "LEAVE", "ABSENCE",
 	"CHECKIN", "CANCEL", "CANCEL_UNFILLED", "COMPLETE" };
 const char *const inv_names[] = { "NONE", "PENDING", "ACCEPTED", "DECLINED", "EXPIRED" };
-const char *const inv_kind_names[] = { "INVITE", "SUBSTITUTE", "OFFER" };
+const char *const inv_kind_names[] = { "INVITE", "SUBSTITUTE", "OFFER", "HANDOVER" };
+const char *const ho_status_names[] = { "OPEN", "REFILLED", "LAPSED" };
 const char *const wait_end_names[] = { "-", "LEFT", "OFFERED", "JOINED", "MATCH_ENDED" };
 static const char *const wait_team_names[] = { "TEAM_A", "TEAM_B", "ANY" };
 const char *const pay_names[] = { "PENDING", "PAID", "CANCELLED" };
@@ -27,7 +28,8 @@ const char *const left_names[] = { "-", "LEFT", "ABSENT" };
 const char *const rel_names[] = { "NO_SHOW", "LATE_ABSENCE", "ATTENDED" };
 const char *const note_names[] = { "PLAYER_JOINED", "MATCH_FULL", "PLAYER_LEFT", "PLAYER_ABSENT",
 	"MATCH_INVITATION", "SUBSTITUTE_INVITATION", "MATCH_CONFIRMED", "MATCH_CANCELLED",
-	"PAYMENT_EXPIRED", "MATCH_COMPLETED", "NO_SHOW", "PLACE_OFFERED" };
+	"PAYMENT_EXPIRED", "MATCH_COMPLETED", "NO_SHOW", "PLACE_OFFERED", "HANDOVER_OFFERED",
+	"PLACE_HANDED_OVER" };
 const char *const format_names[] = { "ONE_VS_ONE", "TWO_VS_TWO", "AMERICANO" };
 const char *const skill_names[] = { "INTERMEDIATE", "ADVANCED" };
 
@@ -81,11 +83,17 @@ model_lines(const struct seq *s, struct lines *out)
 		for (q = 0; q < MAX_PLAYERS; q++)
 			if (m->inv[q] != INV_NONE)
 				line(out, "I m%d p%d %s %s %s", i, q, inv_names[m->inv[q]],
-				    inv_kind_names[m->inv_kind[q]], m->inv_kind[q] != IK_OFFER ? "-" :
+				    inv_kind_names[m->inv_kind[q]],
+				    m->inv_kind[q] != IK_OFFER && m->inv_kind[q] != IK_HANDOVER ? "-" :
 				    m->inv_team[q] == 0 ? "TEAM_A" : "TEAM_B");
 		for (k = 0; k < m->nwait; k++)
 			line(out, "W m%d p%d %s %s", i, m->wait[k].player,
 			    wait_team_names[m->wait[k].team], wait_end_names[m->wait[k].end]);
+		for (k = 0; k < m->nho; k++)
+			line(out, "H m%d p%d %s %s %s %s", i, m->ho[k].player,
+			    m->ho[k].leave ? "LEAVE" : "ABSENCE",
+			    m->ho[k].team == 0 ? "TEAM_A" : "TEAM_B",
+			    ho_status_names[m->ho[k].status], m->ho[k].late ? "true" : "false");
 		for (k = 0; k < m->nchain && len < sizeof chain; k++)
 			len += (size_t)snprintf(chain + len, sizeof chain - len, "%s%s>%s>%s",
 			    k > 0 ? " " : "", status_names[m->chain[k].from],
@@ -135,6 +143,8 @@ model_lines(const struct seq *s, struct lines *out)
     "                   WHERE i.match_request_id = ANY ($1::uuid[]) " \
     "        UNION ALL SELECT w::text FROM match_waitlist w " \
     "                   WHERE w.match_request_id = ANY ($1::uuid[]) " \
+    "        UNION ALL SELECT h::text FROM match_handovers h " \
+    "                   WHERE h.match_request_id = ANY ($1::uuid[]) " \
     "        UNION ALL SELECT pay::text FROM pay " \
     "        UNION ALL SELECT c::text FROM c " \
     "        UNION ALL SELECT n::text FROM n " \
@@ -167,6 +177,10 @@ static const char state_sql[] = SEQUENCE_ROWS
     "SELECT 'W', w.match_request_id::text, w.player_id::text, "
     "       concat_ws(' ', w.team, COALESCE(w.ended_reason, '-')), NULL "
     "  FROM match_waitlist w WHERE w.match_request_id = ANY ($1::uuid[]) "
+    "UNION ALL "
+    "SELECT 'H', h.match_request_id::text, h.player_id::text, "
+    "       concat_ws(' ', h.event, h.team, h.status, h.late_penalty::text), NULL "
+    "  FROM match_handovers h WHERE h.match_request_id = ANY ($1::uuid[]) "
     "UNION ALL "
     "SELECT 'N', n.payload->>'matchRequestId', n.recipient_id::text, "
     "       concat_ws(' ', n.type, COALESCE(n.payload->>'refund', '-'), 'x' || count(*)), NULL "
@@ -215,7 +229,8 @@ static const char state_sql[] = SEQUENCE_ROWS
     "       ', pending offers ' || COALESCE(o.a, 0) || '/' || COALESCE(o.b, 0), NULL "
     "  FROM m LEFT JOIN (SELECT match_request_id, count(*) FILTER (WHERE team = 'TEAM_A') AS a, "
     "                           count(*) FILTER (WHERE team = 'TEAM_B') AS b "
-    "                      FROM invitations WHERE kind = 'OFFER' AND status = 'PENDING' "
+    "                      FROM invitations WHERE kind IN ('OFFER', 'HANDOVER') "
+    "                       AND status = 'PENDING' "
     "                     GROUP BY match_request_id) o ON o.match_request_id = m.id "
     " WHERE m.offers_a <> COALESCE(o.a, 0) OR m.offers_b <> COALESCE(o.b, 0) "
     /* a refund gives back in full a PAID payment of the same player and match, once */
@@ -257,6 +272,8 @@ static const char state_sql[] = SEQUENCE_ROWS
     "                            ELSE m.price_per_player END AS share) sh "
     " CROSS JOIN LATERAL (SELECT CASE "
     "       WHEN jp.left_reason = 'LEFT' THEN 0 "
+    "       WHEN jp.left_reason = 'ABSENT' AND EXISTS (SELECT 1 FROM match_handovers h "
+    "            WHERE h.entry_id = jp.id AND h.status = 'REFILLED') THEN 0 "
     "       WHEN jp.left_reason = 'ABSENT' THEN sh.share "
     "       WHEN m.status = 'PENDING_PAYMENT' THEN 0 "
     "       WHEN m.status = 'CANCELLED' AND jp.role = 'ORGANIZER' "

@@ -162,20 +162,18 @@ effect_offers(const struct match *m, int team)
 	int q, n = 0;
 
 	for (q = 0; q < MAX_PLAYERS; q++)
-		n += m->inv[q] == INV_PENDING && m->inv_kind[q] == IK_OFFER && m->inv_team[q] == team;
+		n += m->inv[q] == INV_PENDING && (m->inv_kind[q] == IK_OFFER ||
+		    m->inv_kind[q] == IK_HANDOVER) && m->inv_team[q] == team;
 	return n;
 }
 
-/* Whether p may be offered a place in match m now: not banned, not in it, in no other live
- * match overlapping it (offer_candidate_free). */
-static bool
-free_for_offer(const struct seq *s, int m, int p)
+/* Whether p plays in match m, or in another live match overlapping it (match_player_busy). */
+bool
+effect_busy(const struct seq *s, int m, int p)
 {
 	const struct match *mm = &s->matches[m], *o;
 	int i, k;
 
-	if (s->players[p].banned_until > s->now)
-		return false;
 	for (i = 0; i < s->nmatches; i++) {
 		o = &s->matches[i];
 		if (o->status != ST_PENDING_PAYMENT && o->status != ST_OPEN &&
@@ -185,9 +183,17 @@ free_for_offer(const struct seq *s, int m, int p)
 			continue;
 		for (k = 0; k < o->njoins; k++)
 			if (o->joins[k].player == p && o->joins[k].left == LEFT_NONE)
-				return false;
+				return true;
 	}
-	return true;
+	return false;
+}
+
+/* Whether p may be offered a place in match m now: not banned, not busy
+ * (offer_candidate_free). */
+static bool
+free_for_offer(const struct seq *s, int m, int p)
+{
+	return s->players[p].banned_until <= s->now && !effect_busy(s, m, p);
 }
 
 /* A place of team free and held by no offer. */
@@ -228,22 +234,73 @@ effect_offer_places(struct seq *s, int m)
 	}
 }
 
+/* After a hand-over ended unaccepted and the waiting list had its turn: a place still free
+ * and unheld goes to SUBSTITUTE invitations (match_handover_pass_on). */
+void
+effect_pass_on(struct seq *s, int m)
+{
+	struct match *mm = &s->matches[m];
+
+	if (mm->status == ST_OPEN && mm->starts > s->now &&
+	    2 * mm->team_size - effect_team_count(mm, 0) - effect_team_count(mm, 1) -
+	    effect_offers(mm, 0) - effect_offers(mm, 1) > 0)
+		effect_invite(s, m, IK_SUBSTITUTE);
+}
+
+/* A paid join of p into team of match m refills the open hand-over of that team handed to
+ * p, else the oldest: the leaver refunded (once) and told (match_handover_refill). */
+void
+effect_refill(struct seq *s, int m, int p, int team)
+{
+	struct match *mm = &s->matches[m];
+	struct handover *h = NULL;
+	int k;
+
+	for (k = 0; k < mm->nho; k++) {
+		struct handover *c = &mm->ho[k];
+
+		if (c->status != HO_OPEN || c->team != team || c->window_ends <= s->now)
+			continue;
+		if (h == NULL || (c->substitute == p && h->substitute != p))
+			h = c;
+	}
+	if (h == NULL)
+		return;
+	h->status = HO_REFILLED;
+	s->refilled++;
+	k = (int)effect_refund(&mm->joins[h->join]);
+	effect_notify(s, h->player, N_PLACE_HANDED_OVER, m, k > 0 ? k : -1);
+}
+
+/* Lapsed offers and hand-overs of match m -> EXPIRED; hand-over windows that closed ->
+ * LAPSED with their late penalties; the places offered on, a hand-over's then passed on
+ * (match_offers_settle). Returns how many offers and hand-overs lapsed. */
 long
 effect_settle(struct seq *s, int m)
 {
 	struct match *mm = &s->matches[m];
 	long lapsed = 0;
-	int q;
+	bool handover = false;
+	int q, kind = REL_LATE_ABSENCE;
 
 	for (q = 0; q < MAX_PLAYERS; q++)
-		if (mm->inv[q] == INV_PENDING && mm->inv_kind[q] == IK_OFFER &&
-		    mm->inv_expires[q] <= s->now) {
+		if (mm->inv[q] == INV_PENDING && (mm->inv_kind[q] == IK_OFFER ||
+		    mm->inv_kind[q] == IK_HANDOVER) && mm->inv_expires[q] <= s->now) {
 			mm->inv[q] = INV_EXPIRED;
+			handover |= mm->inv_kind[q] == IK_HANDOVER;
 			lapsed++;
 		}
 	s->offers_lapsed += lapsed;
+	for (q = 0; q < mm->nho; q++)
+		if (mm->ho[q].status == HO_OPEN && mm->ho[q].window_ends <= s->now) {
+			mm->ho[q].status = HO_LAPSED;
+			if (mm->ho[q].late)
+				(void)effect_reliability(s, &mm->ho[q].player, m, &kind, 1);
+		}
 	if (lapsed > 0)
 		effect_offer_places(s, m);
+	if (handover)
+		effect_pass_on(s, m);
 	return lapsed;
 }
 

@@ -42,6 +42,7 @@ static int noutcomes;
 static long transitions_seen[EV_COMPLETE + 1];
 static long events_seen[REL_ATTENDED + 1], bans_seen;
 static long offers_seen[2];	/* places offered from a waiting list, offers that lapsed */
+static long handovers_seen[2];	/* hand-overs made, refilled in time */
 
 void
 model_log(struct run *r, const char *fmt, ...)
@@ -221,6 +222,8 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 		bans_seen += s->players[i].banned_until != 0;
 	offers_seen[0] += s->offers_made;
 	offers_seen[1] += s->offers_lapsed;
+	handovers_seen[0] += s->handovers;
+	handovers_seen[1] += s->refilled;
 	return 0;
 }
 
@@ -238,6 +241,7 @@ summary(void)
 		printf(" %s %ld", rel_names[i], events_seen[i]);
 	printf(", bans %ld\n", bans_seen);
 	printf("# offers: made %ld, lapsed %ld\n", offers_seen[0], offers_seen[1]);
+	printf("# hand-overs: made %ld, refilled %ld\n", handovers_seen[0], handovers_seen[1]);
 	for (i = 0; i < noutcomes; i++) {
 		if (done[i])
 			continue;

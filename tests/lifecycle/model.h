@@ -29,6 +29,7 @@
 #define MAX_SERIES	MAX_MATCHES	/* a series makes one match or more */
 #define MAX_WEEKS	3		/* of a series */
 #define MAX_WAIT	12		/* waiting-list entries of a match */
+#define MAX_HANDOVERS	16		/* hand-overs of a match */
 #define MAX_COURTS	2
 #define MAX_JOINS	32
 #define MAX_CHAIN	48
@@ -47,6 +48,7 @@
 #define ORGANIZER_REFUND_NOTICE	(24 * HOUR)
 #define CHECKIN_OPENS_BEFORE	(30 * MINUTE)
 #define OFFER_WINDOW		(15 * MINUTE)
+#define HANDOVER_NOTICE		(2 * HOUR)
 #define BAN_NO_SHOWS		3
 #define BAN_WINDOW		(90 * DAY)
 #define BAN_LENGTH		(30 * DAY)
@@ -59,14 +61,15 @@ enum reason { RS_NONE, RS_ORGANIZER, RS_PAYMENT_EXPIRED, RS_NOT_FILLED };
 enum event { EV_HOLD, EV_PAY, EV_EXPIRE_HOLD, EV_JOIN, EV_LEAVE, EV_ABSENCE, EV_CHECKIN,
 	EV_CANCEL, EV_CANCEL_UNFILLED, EV_COMPLETE };
 enum inv { INV_NONE, INV_PENDING, INV_ACCEPTED, INV_DECLINED, INV_EXPIRED };
-enum inv_kind { IK_INVITE, IK_SUBSTITUTE, IK_OFFER };
+enum inv_kind { IK_INVITE, IK_SUBSTITUTE, IK_OFFER, IK_HANDOVER };
+enum ho_status { HO_OPEN, HO_REFILLED, HO_LAPSED };
 enum wait_end { WE_WAITING, WE_LEFT, WE_OFFERED, WE_JOINED, WE_MATCH_ENDED };
 enum pay { PAY_PENDING, PAY_PAID, PAY_CANCELLED };
 enum left { LEFT_NONE, LEFT_LEFT, LEFT_ABSENT };
 enum rel_kind { REL_NO_SHOW, REL_LATE_ABSENCE, REL_ATTENDED };
 enum note { N_PLAYER_JOINED, N_MATCH_FULL, N_PLAYER_LEFT, N_PLAYER_ABSENT, N_MATCH_INVITATION,
 	N_SUBSTITUTE_INVITATION, N_MATCH_CONFIRMED, N_MATCH_CANCELLED, N_PAYMENT_EXPIRED,
-	N_MATCH_COMPLETED, N_NO_SHOW, N_PLACE_OFFERED };
+	N_MATCH_COMPLETED, N_NO_SHOW, N_PLACE_OFFERED, N_HANDOVER_OFFERED, N_PLACE_HANDED_OVER };
 enum format { F_ONE_VS_ONE, F_TWO_VS_TWO, F_AMERICANO };
 enum skill { SK_INTERMEDIATE, SK_ADVANCED };
 
@@ -76,6 +79,7 @@ extern const char *const event_names[];
 extern const char *const inv_names[];
 extern const char *const inv_kind_names[];
 extern const char *const wait_end_names[];
+extern const char *const ho_status_names[];
 extern const char *const pay_names[];
 extern const char *const left_names[];
 extern const char *const rel_names[];
@@ -106,6 +110,16 @@ struct wait {
 	int	end;		/* enum wait_end */
 };
 
+/* A place handed to a substitute by a leave or an absence (match_handovers), in the order
+ * made. */
+struct handover {
+	int	player, join;	/* the leaver and the join that ended (an index of joins) */
+	int	team, substitute;
+	bool	leave, late;	/* a leave (else an absence); a late absence's penalty waits */
+	long long window_ends;
+	int	status;		/* enum ho_status */
+};
+
 struct match {
 	char	id[ID_LEN], token[ID_LEN];
 	int	court, format, team_size, skill, organizer;
@@ -124,6 +138,8 @@ struct match {
 	int	nchain;
 	struct wait wait[MAX_WAIT];
 	int	nwait;
+	struct handover ho[MAX_HANDOVERS];
+	int	nho;
 };
 
 struct player {
@@ -189,6 +205,7 @@ struct seq {
 	struct rel rels[MAX_RELS];
 	int	nrels;
 	long	offers_made, offers_lapsed;	/* places offered, offers that lapsed */
+	long	handovers, refilled;		/* hand-overs made, refilled in time */
 };
 
 /* A hold as the driver asks for it. */
@@ -222,8 +239,8 @@ void rule_expire_hold(struct seq *s, int m);
 const char *rule_accept(struct seq *s, int m, int invitee, int p, int team);
 const char *rule_join_token(struct seq *s, int m, int p, int team);
 const char *rule_decline(struct seq *s, int m, int invitee, int p);
-const char *rule_leave(struct seq *s, int m, int p);
-const char *rule_absence(struct seq *s, int m, int p);
+const char *rule_leave(struct seq *s, int m, int p, int sub);
+const char *rule_absence(struct seq *s, int m, int p, int sub);
 const char *rule_checkin(struct seq *s, int m, int p, bool near, bool accurate);
 const char *rule_cancel(struct seq *s, int m, int p);
 const char *rule_waitlist_join(struct seq *s, int m, int p, int team);
@@ -238,6 +255,9 @@ int effect_team_count(const struct match *m, int team);
 void effect_notify(struct seq *s, int recipient, int type, int m, long refund);
 void effect_notify_players(struct seq *s, int m, int type, int except);
 int effect_offers(const struct match *m, int team);
+bool effect_busy(const struct seq *s, int m, int p);
+void effect_refill(struct seq *s, int m, int p, int team);
+void effect_pass_on(struct seq *s, int m);
 long effect_settle(struct seq *s, int m);
 void effect_offer_places(struct seq *s, int m);
 void effect_invite(struct seq *s, int m, int kind);

@@ -163,6 +163,8 @@ rule_pay(struct seq *s, int m, int p)
 /* Outcomes counted for the summary: offers taken and turned down. */
 static const char offer_taken[] = "offer accepted";
 static const char offer_declined[] = "offer declined";
+static const char handover_taken[] = "hand-over accepted";
+static const char handover_declined[] = "hand-over declined";
 
 /* A refusal rolls back the whole call: what a rule changed before it refused (lapsed offers
  * passed on) is undone by putting back the state kept by keep(). */
@@ -201,13 +203,14 @@ join(struct seq *s, int m, int p, int team, bool by_invitation)
 		return refuse(s, "MATCH_STARTED");
 	if (effect_active_join(mm, p) != NULL)
 		return refuse(s, "ALREADY_IN_MATCH");
-	own = mm->inv[p] == INV_PENDING && mm->inv_kind[p] == IK_OFFER;
+	own = mm->inv[p] == INV_PENDING &&
+	    (mm->inv_kind[p] == IK_OFFER || mm->inv_kind[p] == IK_HANDOVER);
 	if (own && mm->inv_team[p] != team)
 		return refuse(s, "OFFER_FOR_OTHER_TEAM");
 	if (effect_team_count(mm, team) + effect_offers(mm, team) - own >= mm->team_size)
 		return refuse(s, "TEAM_FULL");
 	if (own)
-		model_count(offer_taken, "ok");
+		model_count(mm->inv_kind[p] == IK_OFFER ? offer_taken : handover_taken, "ok");
 	if (mm->inv[p] == INV_PENDING)
 		mm->inv[p] = INV_ACCEPTED;
 	for (k = 0; k < mm->nwait; k++)
@@ -216,6 +219,7 @@ join(struct seq *s, int m, int p, int team, bool by_invitation)
 	if (mm->njoins < MAX_JOINS)
 		mm->joins[mm->njoins++] = (struct join){ .player = p, .team = team,
 		    .pay = PAY_PAID, .paid = mm->ppp };
+	effect_refill(s, m, p, team);
 	effect_notify_players(s, m, N_PLAYER_JOINED, p);
 	if (effect_team_count(mm, 0) + effect_team_count(mm, 1) < 2 * mm->team_size)
 		return NULL;
@@ -252,8 +256,12 @@ rule_decline(struct seq *s, int m, int invitee, int p)
 		return refuse(s, "INVALID_STATE");
 	if (mm->inv_kind[p] == IK_OFFER)
 		model_count(offer_declined, "ok");
+	if (mm->inv_kind[p] == IK_HANDOVER)
+		model_count(handover_declined, "ok");
 	mm->inv[p] = INV_DECLINED;
 	effect_offer_places(s, m);
+	if (mm->inv_kind[p] == IK_HANDOVER)
+		effect_pass_on(s, m);
 	return NULL;
 }
 
@@ -299,25 +307,51 @@ rule_settle(struct seq *s, int m)
 	return effect_settle(s, m);
 }
 
-/* Takes p out of match m by LEAVE or ABSENCE; returns the join that ended. */
+/* Takes p out of match m by LEAVE or ABSENCE, the place handed to sub first (-1: none; late:
+ * a late absence); returns the join that ended, or NULL when the hand-over is refused
+ * (SUBSTITUTE_UNAVAILABLE: the rule refuses, which undoes all of it). */
 static struct join *
-withdraw(struct seq *s, int m, int p, int event)
+withdraw(struct seq *s, int m, int p, int event, int sub, bool late)
 {
 	struct match *mm = &s->matches[m];
 	struct join *j = effect_active_join(mm, p);
+	int k;
 
 	(void)effect_settle(s, m);
 	j->left = event == EV_LEAVE ? LEFT_LEFT : LEFT_ABSENT;
 	(void)effect_move(mm, event);
 	effect_notify_players(s, m, event == EV_LEAVE ? N_PLAYER_LEFT : N_PLAYER_ABSENT, -1);
+	if (sub >= 0) {
+		if (sub == p || effect_busy(s, m, sub))
+			return NULL;
+		mm->inv[sub] = INV_PENDING;
+		mm->inv_kind[sub] = IK_HANDOVER;
+		mm->inv_team[sub] = j->team;
+		mm->inv_expires[sub] = s->now + OFFER_WINDOW;
+		for (k = 0; k < mm->nwait; k++)
+			if (mm->wait[k].player == sub && mm->wait[k].end == WE_WAITING)
+				mm->wait[k].end = WE_OFFERED;
+		if (mm->nho < MAX_HANDOVERS) {
+			bool open = s->now < mm->starts - HANDOVER_NOTICE;
+
+			mm->ho[mm->nho++] = (struct handover){ .player = p,
+			    .join = (int)(j - mm->joins), .team = j->team, .substitute = sub,
+			    .leave = event == EV_LEAVE, .late = late && open,
+			    .window_ends = mm->starts - HANDOVER_NOTICE,
+			    .status = open ? HO_OPEN : HO_LAPSED };
+		}
+		s->handovers++;
+		effect_notify(s, sub, N_HANDOVER_OFFERED, m, -1);
+	}
 	effect_offer_places(s, m);
 	return j;
 }
 
 const char *
-rule_leave(struct seq *s, int m, int p)
+rule_leave(struct seq *s, int m, int p, int sub)
 {
 	struct match *mm = &s->matches[m];
+	struct join *j;
 
 	if (locked(s, m, p) == NULL)
 		return "NOT_FOUND";
@@ -327,15 +361,20 @@ rule_leave(struct seq *s, int m, int p)
 		return "INVALID_STATE";
 	if (mm->starts - s->now <= LEAVE_NOTICE)
 		return "LEAVE_TOO_LATE";
-	(void)effect_refund(withdraw(s, m, p, EV_LEAVE));
+	keep(s);
+	if ((j = withdraw(s, m, p, EV_LEAVE, sub, false)) == NULL)
+		return refuse(s, "SUBSTITUTE_UNAVAILABLE");
+	(void)effect_refund(j);
 	return NULL;
 }
 
 const char *
-rule_absence(struct seq *s, int m, int p)
+rule_absence(struct seq *s, int m, int p, int sub)
 {
 	struct match *mm = &s->matches[m];
-	int kind = REL_LATE_ABSENCE;
+	int kind = REL_LATE_ABSENCE, k;
+	bool late = mm->starts - s->now < LATE_ABSENCE_WINDOW, deferred = false;
+	struct join *j;
 
 	if (locked(s, m, p) == NULL)
 		return "NOT_FOUND";
@@ -345,9 +384,14 @@ rule_absence(struct seq *s, int m, int p)
 		return "INVALID_STATE";
 	if (s->now >= mm->starts)
 		return "MATCH_STARTED";
-	(void)withdraw(s, m, p, EV_ABSENCE);
-	effect_invite(s, m, IK_SUBSTITUTE);
-	if (mm->starts - s->now < LATE_ABSENCE_WINDOW)
+	keep(s);
+	if ((j = withdraw(s, m, p, EV_ABSENCE, sub, late)) == NULL)
+		return refuse(s, "SUBSTITUTE_UNAVAILABLE");
+	if (sub < 0)
+		effect_invite(s, m, IK_SUBSTITUTE);
+	for (k = 0; k < mm->nho; k++)
+		deferred |= &mm->joins[mm->ho[k].join] == j && mm->ho[k].status == HO_OPEN;
+	if (late && !deferred)
 		(void)effect_reliability(s, &p, m, &kind, 1);
 	return NULL;
 }
