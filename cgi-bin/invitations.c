@@ -12,12 +12,11 @@
 
 #include "sql.h"
 #include "http.h"
-#include "input.h"
+#include "join.h"
 #include "log.h"
 #include "page.h"
 #include "problem.h"
 
-static const char *const teams[] = { "TEAM_A", "TEAM_B", NULL };
 
 /* GET /api/match/invitations?limit=&cursor=: 200 with the caller's pending invitations to
  * OPEN matches that have not started, newest first, a page at a time (page.h); 400 bad
@@ -37,45 +36,6 @@ invitations_list(struct req *r)
 	    r->user_id);
 }
 
-/* Runs the JOIN function sql (returning the match id) for the caller with the body's team,
- * then answers 200 with the match as committed. A join refused because of a lapsed offer
- * (the caller's own: INVALID_STATE; one still holding the place: TEAM_FULL) has its match's
- * lapsed offers passed on to the waiting list by settle, in a transaction of its own that
- * outlives the refusal; should that fail too, the sweeper passes them on. */
-static void
-join_answer(struct req *r, const char *sql, const char *key, const char *settle)
-{
-	const char *team = NULL, *match_id;
-	PGresult *res;
-
-	body_enum(r, "team", IN_REQUIRED, teams, &team);
-	if (problem_fields_or_send(r) != 0 || sql_begin(r) != 0)
-		return;
-	if ((res = sql_try(r, sql, key, r->user_id, team)) == NULL) {
-		if (strcmp(r->db->err.message, "INVALID_STATE") == 0 ||
-		    strcmp(r->db->err.message, "TEAM_FULL") == 0) {
-			struct db_error refused = r->db->err;
-
-			db_end(r->db);
-			(void)sql_try(r, settle, key);
-			r->db->err = refused;
-		}
-		sql_answer_error(r);
-		return;
-	}
-	match_id = db_value(res, 0, 0);
-	res = sql_query(r, "SELECT json_match_request(m) FROM match_requests m WHERE m.id = $1",
-	    match_id);
-	if (res == NULL)
-		return;
-	if (PQntuples(res) != 1 || db_value(res, 0, 0) == NULL) {
-		log_msg(r, "error", "joined match %s not found again", match_id);
-		problem_internal(r);
-		return;
-	}
-	sql_commit_and_send(r, 200, db_value(res, 0, 0));
-}
-
 /* POST /api/match/invitations/{id}/accept {"team"}: 200 with the match request; 400 team
  * missing or wrong; 401; 404 no such invitation of the caller; 409 INVALID_STATE (not
  * PENDING, or an offer that has lapsed), MATCH_NOT_OPEN, MATCH_STARTED, ALREADY_IN_MATCH,
@@ -83,7 +43,7 @@ join_answer(struct req *r, const char *sql, const char *key, const char *settle)
 static void
 invitation_accept(struct req *r)
 {
-	join_answer(r, "SELECT match_accept_invitation($1::uuid, $2::uuid, $3::text)",
+	match_join_answer(r, "SELECT match_accept_invitation($1::uuid, $2::uuid, $3::text)",
 	    req_param(r, "id"), "SELECT match_offers_settle_of($1::uuid, NULL)");
 }
 
@@ -105,7 +65,7 @@ invitation_decline(struct req *r)
 static void
 join_by_token(struct req *r)
 {
-	join_answer(r, "SELECT match_join_by_token($1::uuid, $2::uuid, $3::text)",
+	match_join_answer(r, "SELECT match_join_by_token($1::uuid, $2::uuid, $3::text)",
 	    req_param(r, "token"), "SELECT match_offers_settle_of(NULL, $1::uuid)");
 }
 

@@ -14,6 +14,7 @@
 #include "sql.h"
 #include "http.h"
 #include "input.h"
+#include "join.h"
 #include "page.h"
 #include "problem.h"
 
@@ -27,6 +28,7 @@ static const char *const formats[] = { "TWO_VS_TWO", "ONE_VS_ONE", "AMERICANO", 
 static const char *const skills[] = { "BEGINNER", "INTERMEDIATE", "ADVANCED", "PROFESSIONAL",
     NULL };
 static const char *const waitlist_teams[] = { "TEAM_A", "TEAM_B", "ANY", NULL };
+static const char *const visibilities[] = { "PUBLIC", "PRIVATE", NULL };
 
 /* Characters (not bytes) of a UTF-8 string. */
 static size_t
@@ -106,6 +108,7 @@ request_get(struct req *r)
 struct create_input {
 	const char	*resource, *date, *start, *format, *skill, *message;
 	const char	*duration, *lat, *lng, *radius;
+	const char	*visibility, *competitive;	/* PUBLIC / PRIVATE, "true" / "false" */
 };
 
 /* Reads and checks the create body into *in; 0, or -1 after answering 400. */
@@ -114,8 +117,10 @@ create_input_or_problem(struct req *r, struct create_input *in)
 {
 	long duration = 0;
 	double lat = 0, lng = 0, radius = SEARCH_RADIUS_DEFAULT;
+	bool competitive = true;
 
 	in->message = NULL;
+	in->visibility = "PUBLIC";
 	body_uuid(r, "resourceId", IN_REQUIRED, &in->resource);
 	body_date(r, "bookingDate", IN_REQUIRED, &in->date);
 	body_time(r, "startTime", IN_REQUIRED, false, &in->start);
@@ -132,8 +137,11 @@ create_input_or_problem(struct req *r, struct create_input *in)
 	if (body_number(r, "searchRadiusKm", IN_NULLABLE, &radius) &&
 	    !(radius > 0 && radius <= SEARCH_RADIUS_MAX))
 		problem_field(r, "searchRadiusKm", "must be greater than 0 and at most 100");
+	body_enum(r, "visibility", IN_NULLABLE, visibilities, &in->visibility);
+	body_bool(r, "competitive", IN_NULLABLE, &competitive);
 	if (problem_fields_or_send(r) != 0)
 		return -1;
+	in->competitive = competitive ? "true" : "false";
 	in->duration = input_fmt_long(r, duration);
 	in->lat = input_fmt_double(r, lat);
 	in->lng = input_fmt_double(r, lng);
@@ -163,6 +171,9 @@ request_create(struct req *r)
 	    input_fmt_long(r, config_get()->payment_hold_seconds),
 	    input_fmt_long(r, config_get()->max_unpaid_holds));
 	if (res == NULL)	/* 23P01: another live request holds the slot -> 409 SLOT_TAKEN */
+		return;
+	if (sql_query(r, "SELECT match_set_terms(ARRAY[$1::uuid], $2::uuid, $3, $4::boolean)",
+	    db_value(res, 0, 0), r->user_id, in.visibility, in.competitive) == NULL)
 		return;
 	sql_commit_and_send(r, 201, match_json(r, db_value(res, 0, 0)));
 }
@@ -332,6 +343,53 @@ waitlist_leave(struct req *r)
 		req_send_no_content(r);
 }
 
+/* GET /api/match/open?lat&lng&radiusKm&date&from&to&format&limit&cursor: 200 with the OPEN,
+ * PUBLIC matches within radiusKm (default 10, at most 100) that have not started and have a
+ * place free, that the caller could join now: of the caller's level when competitive (any
+ * level when friendly), not the caller's own, not at the time of another match of the
+ * caller, not refused by the club's booking rules; on date (the venue's local date) and
+ * starting from..to when given, of format when given; sorted by start, distance and id, a
+ * page at a time (page.h). Each is the match object (without its link token) with
+ * distanceKm and freePlaces {"TEAM_A", "TEAM_B"}. 400; 401. */
+static void
+open_feed(struct req *r)
+{
+	double lat = 0, lng = 0, radius = SEARCH_RADIUS_DEFAULT;
+	const char *date = NULL, *from = NULL, *to = NULL, *format = NULL;
+	bool have_from, have_to;
+
+	query_latitude(r, "lat", IN_REQUIRED, &lat);
+	query_longitude(r, "lng", IN_REQUIRED, &lng);
+	if (query_number(r, "radiusKm", 0, &radius) && !(radius > 0 && radius <= SEARCH_RADIUS_MAX))
+		problem_field(r, "radiusKm", "must be greater than 0 and at most 100");
+	query_date(r, "date", 0, &date);
+	have_from = query_time(r, "from", 0, &from);
+	have_to = query_time(r, "to", 0, &to);
+	/* HH:MM:SS text orders like the times it names */
+	if (have_from && have_to && strcmp(from, to) > 0)
+		problem_field(r, "to", "must not be before from");
+	query_enum(r, "format", 0, formats, &format);
+	page_list(r, "tnu",
+	    "SELECT doc, key FROM match_open_feed($1::uuid, $2::float8, $3::float8, $4::numeric, "
+	    "    $5::date, $6::time, $7::time, $8::text, $9::int, $10::json)",
+	    r->user_id, input_fmt_double(r, lat), input_fmt_double(r, lng),
+	    input_fmt_double(r, radius), date, from, to, format);
+}
+
+/* POST /api/match/requests/{id}/join {"team"}: 200 with the match request: the caller joins
+ * a PUBLIC match from the feed, with the rules and payment of joining by link; 400; 401; 404
+ * unknown, or PRIVATE and the caller not in it; 409 LEVEL_MISMATCH (a competitive match of
+ * another level than the caller's), MATCH_NOT_OPEN, MATCH_STARTED, ALREADY_IN_MATCH,
+ * TEAM_FULL, OFFER_FOR_OTHER_TEAM, and the club's booking rules. */
+static void
+request_join(struct req *r)
+{
+	match_join_answer(r, "SELECT match_join_open($1::uuid, $2::uuid, $3::text)",
+	    req_param(r, "id"),
+	    "SELECT match_offers_settle(m.id, now()) "
+	    "  FROM (SELECT id FROM match_requests WHERE id = $1::uuid FOR UPDATE) m");
+}
+
 /* POST /api/match/series: a match request's body plus "weeks" (1-26): 201 with the series,
  * {"id", "created": [match requests, PENDING_PAYMENT each with its own expiresAt],
  * "skipped": [{"bookingDate", "code"}]}, one request on bookingDate and on the same weekday
@@ -358,7 +416,10 @@ series_create(struct req *r)
 	    in.message, in.lat, in.lng, in.radius, input_fmt_long(r, weeks),
 	    input_fmt_long(r, config_get()->payment_hold_seconds),
 	    input_fmt_long(r, config_get()->max_unpaid_holds));
-	if (res == NULL)
+	if (res == NULL || sql_query(r,
+	    "SELECT match_set_terms(ARRAY(SELECT match_request_id FROM match_series_matches "
+	    "                              WHERE series_id = $1::uuid), $2::uuid, $3, $4::boolean)",
+	    db_value(res, 0, 0), r->user_id, in.visibility, in.competitive) == NULL)
 		return;
 	/* a statement of its own: a STABLE function sees the rows of statements before it */
 	res = sql_query(r, "SELECT json_match_series($1::uuid)", db_value(res, 0, 0));
@@ -403,6 +464,9 @@ static const struct route routes[] = {
 	{ "POST", "/api/match/requests/{id}/absence", request_absence, AUTH_PLAYER,
 	  BODY_OPTIONAL | ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/checkin", request_checkin, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/match/requests/{id}/join", request_join, AUTH_PLAYER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
+	{ "GET", "/api/match/open", open_feed, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/match/requests/{id}/waitlist", waitlist_join, AUTH_PLAYER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/match/requests/{id}/waitlist", waitlist_leave, AUTH_PLAYER, BODY_NONE },

@@ -44,6 +44,30 @@ const object = (properties, required = Object.keys(properties), extra = {}) => (
 	type: 'object', properties, required, additionalProperties: false, ...extra,
 });
 
+const MATCH_REQUEST = {
+	id: uuid,
+	resourceId: uuid,
+	bookingDate: date,
+	startTime: time,
+	endTime: time,
+	format: FORMAT,
+	skillLevel: SKILL,
+	visibility: { ...enumOf('PUBLIC', 'PRIVATE'), description: 'PUBLIC: in the open-match feed; PRIVATE: only by its link or an invitation.' },
+	competitive: { type: 'boolean', description: 'true: only players of its level join from the feed; false: a friendly match.' },
+	status: MATCH_STATUS,
+	invitationToken: nullable({ ...uuid, description: 'The shareable link\'s token; shown to the match\'s players only (null in the open-match feed).' }),
+	availableSlots: { type: 'integer', minimum: 0, description: 'Places no player takes and no open offer holds.' },
+	pricePerPlayer: { type: 'number', minimum: 0 },
+	currency,
+	courtPrice: { type: 'number', minimum: 0 },
+	organizerId: uuid,
+	customMessage: nullable({ type: 'string' }),
+	expiresAt: nullable({ ...timestamp, description: 'End of the payment window while PENDING_PAYMENT.' }),
+	createdAt: timestamp,
+	players: list('MatchPlayer'),
+	waitlistLength: { type: 'integer', minimum: 0, description: 'Players on the waiting list of the match.' },
+};
+
 export const schemas = {
 	Image: object({ id: uuid, url: { type: 'string', description: 'Absolute http or https URL on the CDN.' }, publicId: { type: 'string' } }),
 	Venue: object({
@@ -171,26 +195,11 @@ export const schemas = {
 		checkedIn: { type: 'boolean' },
 		checkedInAt: nullable({ ...timestamp }),
 	}),
-	MatchRequest: object({
-		id: uuid,
-		resourceId: uuid,
-		bookingDate: date,
-		startTime: time,
-		endTime: time,
-		format: FORMAT,
-		skillLevel: SKILL,
-		status: MATCH_STATUS,
-		invitationToken: uuid,
-		availableSlots: { type: 'integer', minimum: 0, description: 'Places no player takes and no open offer holds.' },
-		pricePerPlayer: { type: 'number', minimum: 0 },
-		currency,
-		courtPrice: { type: 'number', minimum: 0 },
-		organizerId: uuid,
-		customMessage: nullable({ type: 'string' }),
-		expiresAt: nullable({ ...timestamp, description: 'End of the payment window while PENDING_PAYMENT.' }),
-		createdAt: timestamp,
-		players: list('MatchPlayer'),
-		waitlistLength: { type: 'integer', minimum: 0, description: 'Players on the waiting list of the match.' },
+	MatchRequest: object(MATCH_REQUEST),
+	OpenMatch: object({
+		...MATCH_REQUEST,
+		distanceKm: { type: 'number', minimum: 0, description: 'From the point searched to the venue.' },
+		freePlaces: object({ TEAM_A: { type: 'integer', minimum: 0 }, TEAM_B: { type: 'integer', minimum: 0 } }, undefined, { description: 'Places of each team no player takes and no offer holds.' }),
 	}),
 	MatchRequestInput: object({
 		resourceId: uuid,
@@ -203,6 +212,8 @@ export const schemas = {
 		searchLat: latitude,
 		searchLng: longitude,
 		searchRadiusKm: nullable({ type: 'number', exclusiveMinimum: 0, maximum: 100, default: 10 }),
+		visibility: nullable({ ...enumOf('PUBLIC', 'PRIVATE'), default: 'PUBLIC', description: 'Fixed once paid.' }),
+		competitive: nullable({ type: 'boolean', default: true, description: 'false: a friendly match, open to any level. Fixed once paid.' }),
 	}, ['resourceId', 'bookingDate', 'startTime', 'slotDurationMinutes', 'format', 'skillLevel',
 		'searchLat', 'searchLng'], { additionalProperties: true }),
 	HandoverInput: object({
@@ -512,6 +523,30 @@ export const routes = {
 			q('limit', { type: 'integer', minimum: 1, maximum: 200, default: 50 }, 'Results at most.'),
 		],
 		ok: { 200: { schema: list('SearchResult') } },
+	},
+	'GET /api/match/open': {
+		tag: 'match-making', summary: 'Open public matches near a point that the caller could join now, soonest first',
+		description: 'OPEN, PUBLIC matches that have not started and have a free place: of the caller\'s level when competitive (any level when friendly), not the caller\'s own, not at the time of another match of the caller, not refused by the club\'s booking rules. Sorted by start, then distance.',
+		query: [
+			q('lat', latitude, 'Latitude of the centre.', true),
+			q('lng', longitude, 'Longitude of the centre.', true),
+			q('radiusKm', { type: 'number', exclusiveMinimum: 0, maximum: 100, default: 10 }, 'Kilometres.'),
+			q('date', date, 'The venue\'s local date of the match.'),
+			q('from', time, 'Earliest start.'),
+			q('to', time, 'Latest start, not before from.'),
+			q('format', FORMAT, 'Match format.'),
+			...paging,
+		],
+		ok: { 200: page('OpenMatch') },
+	},
+	'POST /api/match/requests/{id}/join': {
+		tag: 'match-making', summary: 'Join a public match from the feed, into a team: the rules and payment of joining by link', body: 'TeamInput',
+		ok: { 200: { schema: ref('MatchRequest') } },
+		problems: {
+			404: ['NOT_FOUND'],
+			409: ['LEVEL_MISMATCH', 'INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
+				'OFFER_FOR_OTHER_TEAM', ...BOOKING_RULES],
+		},
 	},
 	'POST /api/match/requests': {
 		tag: 'match-making', summary: 'Open a match request: hold the slot, the caller as organizer, PENDING_PAYMENT',

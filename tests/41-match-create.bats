@@ -40,13 +40,14 @@ nothing_written() {
 	expect 201
 	id=$(jqr .id)
 	[[ $id =~ $UUID_RE ]]
-	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players,waitlistLength" ]
+	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,visibility,competitive,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players,waitlistLength" ]
 	[ "$(jqr .resourceId)" = "$COURT" ]
 	[ "$(jqr .bookingDate)" = "$DAY" ]
 	[ "$(jqr .startTime)" = 18:30:00 ]
 	[ "$(jqr .endTime)" = 20:00:00 ]
 	[ "$(jqr .format)" = TWO_VS_TWO ]
 	[ "$(jqr .skillLevel)" = INTERMEDIATE ]
+	[ "$(jqr -c '[.visibility, .competitive]')" = '["PUBLIC",true]' ]
 	[ "$(jqr .status)" = PENDING_PAYMENT ]
 	[[ $(jqr .invitationToken) =~ $UUID_RE ]]
 	[ "$(jqr .invitationToken)" != "$id" ]

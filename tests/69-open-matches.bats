@@ -1,0 +1,214 @@
+#!/usr/bin/env bats
+# Open matches (sql/0024_open_matches.sql): a match is PUBLIC or PRIVATE, competitive or
+# friendly; GET /api/match/open lists the open public matches near a point that the caller
+# could join now, and POST /api/match/requests/{id}/join joins one of them.
+
+load test_helper
+load match_helper
+
+setup() {
+	reset_db
+	match_world
+	ME=$(fixture_player me INTERMEDIATE 40.42 -3.70)
+}
+
+# feed QUERY: GET /api/match/open?lat=40.42&lng=-3.70&QUERY as me; 200 expected.
+feed() {
+	req GET "/api/match/open?lat=40.42&lng=-3.70${1:+&$1}" -t "$(token me)"
+	expect 200
+}
+
+# open_on COURT OFFSET [TERMS_SQL]: an OPEN match of org on COURT starting at now() + OFFSET,
+# with TERMS_SQL (say "visibility = 'PRIVATE'") set while it awaited payment, as the API
+# sets them (they are fixed once paid); prints its id.
+open_on() {
+	local id
+	id=$(COURT=$1 sql_match "$ORG" PENDING_PAYMENT "$2")
+	[ -z "${3:-}" ] || sql "UPDATE match_requests SET $3 WHERE id = '$id'" >/dev/null
+	sql "UPDATE match_requests SET status = 'OPEN' WHERE id = '$id'" >/dev/null
+	echo "$id"
+}
+
+# body_of DATE START: a create body for $COURT on DATE at START.
+body_of() {
+	echo "{\"resourceId\": \"$COURT\", \"bookingDate\": \"$1\", \"startTime\": \"$2\",
+	       \"slotDurationMinutes\": 90, \"format\": \"TWO_VS_TWO\", \"skillLevel\": \"INTERMEDIATE\",
+	       \"searchLat\": 40.42, \"searchLng\": -3.70${3:+, $3}}"
+}
+
+@test "a match is PUBLIC and competitive unless opened PRIVATE or friendly; bad values are 400 and write nothing" {
+	day=$(weekday_date 5)
+	req POST /api/match/requests -t "$(token org)" -d "$(body_of "$day" 11:00:00)"
+	expect 201
+	[ "$(jqr -c '[.visibility, .competitive]')" = '["PUBLIC",true]' ]
+	[ "$(jqr '.invitationToken | test("^[0-9a-f-]{36}$")')" = true ]
+	req POST /api/match/requests -t "$(token org)" \
+		-d "$(body_of "$day" 12:30:00 '"visibility": "PRIVATE", "competitive": false')"
+	expect 201
+	[ "$(jqr -c '[.visibility, .competitive]')" = '["PRIVATE",false]' ]
+	[ "$(sql "SELECT visibility || ' ' || competitive FROM match_requests WHERE id = '$(jqr .id)'")" = "PRIVATE false" ]
+	for bad in '"visibility": "SECRET"' '"visibility": 1' '"competitive": "yes"'; do
+		req POST /api/match/requests -t "$(token org)" -d "$(body_of "$day" 14:00:00 "$bad")"
+		expect_problem 400 VALIDATION_FAILED "$(cut -d'"' -f2 <<<"$bad")"
+	done
+	[ "$(sql "SELECT count(*) FROM match_requests")" = 2 ]
+	# a series passes them to every date
+	req POST /api/match/series -t "$(token org2)" \
+		-d "$(body_of "$day" 17:00:00 '"visibility": "PRIVATE", "competitive": false, "weeks": 2')"
+	expect 201
+	[ "$(jqr -c '[.created[] | [.visibility, .competitive]] | unique')" = '[["PRIVATE",false]]' ]
+}
+
+@test "visibility and competitiveness are fixed once the match is paid (a trigger)" {
+	held=$(sql_match "$ORG" PENDING_PAYMENT '3 days')
+	sql "UPDATE match_requests SET visibility = 'PRIVATE', competitive = false WHERE id = '$held'"
+	paid=$(open_on "$(fixture_court "$VENUE" 90)" '3 days')
+	# as the service's role, whose refusals the server does not log
+	run psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 \
+		-c "UPDATE match_requests SET visibility = 'PRIVATE' WHERE id = '$paid'"
+	[ "$status" -ne 0 ]
+	[[ "$output" == *INVALID_STATE* ]]
+	run psql "$DATABASE_URL" -X -q -v ON_ERROR_STOP=1 \
+		-c "UPDATE match_requests SET competitive = false WHERE id = '$paid'"
+	[ "$status" -ne 0 ]
+	[ "$(sql "SELECT visibility || ' ' || competitive FROM match_requests WHERE id = '$paid'")" = "PUBLIC true" ]
+	[ "$(sql "SELECT visibility || ' ' || competitive FROM match_requests WHERE id = '$held'")" = "PRIVATE false" ]
+}
+
+@test "the feed lists the open public matches the caller could join, soonest first, with distance and free places" {
+	near=$(open_on "$COURT" '2 days')
+	friendly=$(open_on "$(fixture_court "$VENUE" 90)" '3 days' "skill_level = 'ADVANCED', competitive = false")
+	# left out: private, full, another level, started, far away, the caller's own, at the
+	# time of the caller's other match, every free place held by offers
+	private=$(open_on "$(fixture_court "$VENUE" 90)" '2 days' "visibility = 'PRIVATE'")
+	full_match '4 days'
+	other_level=$(open_on "$(fixture_court "$VENUE" 90)" '2 days' "skill_level = 'ADVANCED'")
+	started=$(open_on "$(fixture_court "$VENUE" 90)" '-10 minutes')
+	FAR_VENUE=$(fixture_venue owner2 ACTIVE 40.69 -3.70)	# 30 km north
+	far=$(open_on "$(fixture_court "$FAR_VENUE" 90)" '2 days')
+	own=$(COURT=$(fixture_court "$VENUE" 90) sql_match "$ME" OPEN '5 days')
+	busy=$(open_on "$(fixture_court "$VENUE" 90)" '6 days')
+	mine_then=$(COURT=$(fixture_court "$VENUE" 90) sql_match "$ME" OPEN '6 days 30 minutes')
+	held=$(open_on "$(fixture_court "$VENUE" 90)" '7 days')
+	sql_join "$held" "$P1" TEAM_A
+	sql "INSERT INTO invitations (match_request_id, player_id, kind, team, expires_at)
+	     SELECT '$held', u, 'OFFER', 'TEAM_B', now() + interval '15 minutes'
+	       FROM unnest(ARRAY['$P2', '$P3']::uuid[]) u" >/dev/null
+	feed
+	[ "$(jqr -c '[.[].id]')" = "[\"$near\",\"$friendly\"]" ]
+	# each item: the match object without its link token, with distanceKm and freePlaces
+	[ "$(jqr -c '.[0] | keys_unsorted')" = \
+		'["id","resourceId","bookingDate","startTime","endTime","format","skillLevel","visibility","competitive","status","invitationToken","availableSlots","pricePerPlayer","currency","courtPrice","organizerId","customMessage","expiresAt","createdAt","players","waitlistLength","distanceKm","freePlaces"]' ]
+	[ "$(jqr -c '.[0] | [.invitationToken, .status, .visibility, .competitive, .availableSlots, .freePlaces]')" = \
+		'[null,"OPEN","PUBLIC",true,3,{"TEAM_A":1,"TEAM_B":2}]' ]
+	[ "$(jqr -c '.[1] | [.skillLevel, .competitive]')" = '["ADVANCED",false]' ]
+	km=$(sql "SELECT earth_distance(ll_to_earth(40.42, -3.70), ll_to_earth(40.4168, -3.7038)) / 1000")
+	[ "$(jqr --argjson km "$km" '.[0].distanceKm - $km | fabs < 0.001')" = true ]
+	[ "$(jqr '.[0].distanceKm | tostring | test("^[0-9]+[.][0-9]{1,3}$")')" = true ]
+	# a wider radius brings the far venue in
+	feed "radiusKm=100"
+	[ "$(jqr -c '[.[].id] | index("'"$far"'") != null')" = true ]
+	[ "$(jqr length)" = 3 ]
+	feed "date=$(sql "SELECT booking_date FROM match_requests WHERE id = '$friendly'")"
+	[ "$(jqr -c '[.[].id]')" = "[\"$friendly\"]" ]
+	feed "format=ONE_VS_ONE"
+	[ "$(jqr length)" = 0 ]
+	start=$(sql "SELECT start_time FROM match_requests WHERE id = '$near'")
+	feed "from=$start&to=$start"
+	[ "$(jqr -c '[.[].id] | index("'"$near"'") != null')" = true ]
+	# a player of another level sees the friendly match only
+	fixture_player adv ADVANCED 40.42 -3.70 >/dev/null
+	req GET '/api/match/open?lat=40.42&lng=-3.70' -t "$(token adv)"
+	expect 200
+	[ "$(jqr -c '[.[].id] | sort')" = "$(jq -cn --arg a "$friendly" --arg b "$other_level" '[$a, $b] | sort')" ]
+}
+
+@test "the feed pages with a cursor and checks its parameters" {
+	a=$(open_on "$COURT" '2 days')
+	b=$(open_on "$(fixture_court "$VENUE" 90)" '2 days 3 hours')
+	c=$(open_on "$(fixture_court "$VENUE" 90)" '3 days')
+	feed "limit=2"
+	[ "$(jqr -c '[.[].id]')" = "[\"$a\",\"$b\"]" ]
+	next=$(header Link | sed -n 's/^<\([^>]*\)>; rel="next"$/\1/p')
+	[[ $next == /api/match/open\?*cursor=* ]]
+	req GET "$next" -t "$(token me)"
+	expect 200
+	[ "$(jqr -c '[.[].id]')" = "[\"$c\"]" ]
+	[ -z "$(header Link)" ]
+	req GET '/api/match/open?lng=-3.70&radiusKm=0&from=20:00:00&to=19:00:00&format=SIX&date=2026-02-30&limit=0' -t "$(token me)"
+	expect_problem 400 VALIDATION_FAILED
+	[ "$(jqr -c '[.errors[].field] | sort')" = '["date","format","lat","limit","radiusKm","to"]' ]
+	req GET '/api/match/open?lat=40.42&lng=-3.70'
+	expect_problem 401 UNAUTHORIZED
+}
+
+@test "joining from the feed takes a place and pays as the link does; another level, a private match and a full team are refused" {
+	m=$(open_on "$COURT" '2 days')
+	req POST "/api/match/requests/$m/join" -t "$(token me)" -d '{"team": "TEAM_B"}'
+	expect 200
+	[ "$(jqr .id)" = "$m" ]
+	[ "$(jqr -c '[.players[] | select(.playerId == "'"$ME"'") | .team]')" = '["TEAM_B"]' ]
+	[ "$(jqr '.invitationToken | test("^[0-9a-f-]{36}$")')" = true ]
+	[ "$(sql "SELECT kind || ' ' || amount || ' ' || status FROM payments
+	           WHERE match_request_id = '$m' AND player_id = '$ME'")" = "PAYMENT 5.00 PAID" ]
+	[ "$(sql "SELECT count(*) FROM notifications WHERE recipient_id = '$ORG' AND type = 'PLAYER_JOINED'")" = 1 ]
+	req POST "/api/match/requests/$m/join" -t "$(token me)" -d '{"team": "TEAM_B"}'
+	expect_problem 409 ALREADY_IN_MATCH
+	# another level: LEVEL_MISMATCH, unless the match is friendly
+	fixture_player adv ADVANCED 40.42 -3.70 >/dev/null
+	req POST "/api/match/requests/$m/join" -t "$(token adv)" -d '{"team": "TEAM_A"}'
+	expect_problem 409 LEVEL_MISMATCH
+	friendly=$(open_on "$(fixture_court "$VENUE" 90)" '3 days' "competitive = false")
+	req POST "/api/match/requests/$friendly/join" -t "$(token adv)" -d '{"team": "TEAM_A"}'
+	expect 200
+	# a player without a level joins friendly matches only
+	req POST "/api/match/requests/$m/join" -t "$(token nolevel)" -d '{"team": "TEAM_A"}'
+	expect_problem 409 LEVEL_MISMATCH
+	# a private match does not exist for anyone outside it; its players get the usual answer
+	private=$(open_on "$(fixture_court "$VENUE" 90)" '4 days' "visibility = 'PRIVATE'")
+	req POST "/api/match/requests/$private/join" -t "$(token me)" -d '{"team": "TEAM_B"}'
+	expect_problem 404 NOT_FOUND
+	req POST "/api/match/requests/$private/join" -t "$(token org)" -d '{"team": "TEAM_B"}'
+	expect_problem 409 ALREADY_IN_MATCH
+	req POST /api/match/requests/00000000-0000-4000-8000-000000000000/join -t "$(token me)" \
+		-d '{"team": "TEAM_B"}'
+	expect_problem 404 NOT_FOUND
+	# a full team, bad input
+	req POST "/api/match/requests/$friendly/join" -t "$(token me)" -d '{"team": "TEAM_A"}'
+	expect_problem 409 TEAM_FULL
+	req POST "/api/match/requests/$friendly/join" -t "$(token me)" -d '{"team": "TEAM_C"}'
+	expect_problem 400 VALIDATION_FAILED team
+	[ "$(sql "SELECT count(*) FROM match_players WHERE player_id = '$ME'")" = 1 ]
+}
+
+@test "a club's booking rules keep a match out of the feed and refuse the join" {
+	m=$(open_on "$COURT" '2 days')
+	sql "UPDATE venues SET max_upcoming_per_player = 1 WHERE id = '$VENUE'" >/dev/null
+	other=$(COURT=$(fixture_court "$VENUE" 90) sql_match "$ME" OPEN '5 days')
+	feed
+	[ "$(jqr length)" = 0 ]
+	req POST "/api/match/requests/$m/join" -t "$(token me)" -d '{"team": "TEAM_B"}'
+	expect_problem 409 UPCOMING_LIMIT
+	sql "UPDATE venues SET max_upcoming_per_player = 2 WHERE id = '$VENUE'" >/dev/null
+	feed
+	[ "$(jqr -c '[.[].id]')" = "[\"$m\"]" ]
+	[ -n "$other" ]
+}
+
+@test "a private match invites nobody when paid; a public one invites the players of its level nearby" {
+	day=$(weekday_date 5)
+	req POST /api/match/requests -t "$(token org)" -d "$(body_of "$day" 11:00:00 '"visibility": "PRIVATE"')"
+	expect 201
+	private=$(jqr .id)
+	req POST "/api/match/requests/$private/confirm-payment" -t "$(token org)"
+	expect 200
+	[ "$(jqr .status)" = OPEN ]
+	[ "$(sql "SELECT count(*) FROM invitations WHERE match_request_id = '$private'")" = 0 ]
+	[ "$(sql "SELECT count(*) FROM notifications WHERE type = 'MATCH_INVITATION'")" = 0 ]
+	req POST /api/match/requests -t "$(token org)" -d "$(body_of "$day" 12:30:00)"
+	expect 201
+	public=$(jqr .id)
+	req POST "/api/match/requests/$public/confirm-payment" -t "$(token org)"
+	expect 200
+	[ "$(sql "SELECT player_id FROM invitations WHERE match_request_id = '$public'")" = "$ME" ]
+}
