@@ -39,7 +39,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots slots_many owner search_small search_city create join create_checks join_checks"
+CASES="trivial health slots slots_many owner search_small search_city open_city create join create_checks join_checks"
 cases=${BENCH_CASES:-$CASES}
 city_venues=${BENCH_CITY_VENUES:-10000}
 city_players=$((city_venues * 20))
@@ -61,6 +61,7 @@ label[slots_many]="GET /api/resources/{id}/slots (another court each)"
 label[owner]="GET /api/owner/venues (20 venues)"
 label[search_small]="GET /api/match/search (SMALL)"
 label[search_city]="GET /api/match/search (CITY)"
+label[open_city]="GET /api/match/open (CITY, a day's open matches within 10 km)"
 label[create]="POST /api/match/requests (new slot each; checks off)"
 label[join]="POST /api/match/join/{token} (new match each; checks off)"
 label[create_checks]="POST /api/match/requests (new slot each; checks on)"
@@ -71,6 +72,7 @@ prog[slots_many]=public.cgi
 prog[owner]=owner.cgi
 prog[search_small]=search.cgi
 prog[search_city]=search.cgi
+prog[open_city]=requests.cgi
 prog[create]=requests.cgi
 prog[join]=invitations.cgi
 prog[create_checks]=requests.cgi
@@ -269,6 +271,7 @@ case_url() {
 	owner) echo "http://127.0.0.1:$city_port/api/owner/venues" ;;
 	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
 	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
+	open_city) echo "http://127.0.0.1:$city_port/api/match/open?lat=$centre_lat&lng=$centre_lng&date=$search_date&limit=20" ;;
 	create) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
 	create_checks) echo "http://127.0.0.1:$checks_port/api/match/requests" ;;
 	join) echo "http://127.0.0.1:$city_port/api/match/join/" ;;
@@ -280,7 +283,7 @@ case_url() {
 case_token() {
 	case $1 in
 	owner) echo "$owner_token" ;;
-	search_small | search_city) echo "$player_token" ;;
+	search_small | search_city | open_city) echo "$player_token" ;;
 	create | create_checks) head -n 1 "$work/creators.tokens" ;;
 	join | join_checks) head -n 1 "$work/joiners.tokens" ;;
 	esac
@@ -615,7 +618,7 @@ for mode in $modes; do
 	done
 
 	rules_for none	# the venues as loaded
-	for c in health slots slots_many owner search_small search_city; do
+	for c in health slots slots_many owner search_small search_city open_city; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
 
@@ -875,7 +878,7 @@ other=$work/other.md
 		fi
 	done
 	for mode in $modes; do
-		for c in health slots slots_many owner search_small search_city; do
+		for c in health slots slots_many owner search_small search_city open_city; do
 			[ -n "${one[$mode.$c]:-}" ] &&
 				echo "| ${label[$c]}, one client ($mode): p50 | $(ms_unit "${one[$mode.$c]}") | - | - |"
 		done

@@ -149,6 +149,36 @@ calendar_url(struct req *r, bool rotate)
 	    http_url(r, "/api/calendar/"), r->user_id, rotate ? "true" : "false");
 }
 
+/* GET /api/players/me/results?limit=&cursor=: 200 with the results of the matches the caller
+ * played in, newest report first, a page at a time (page.h): {"matchRequestId",
+ * "bookingDate", "team", "sets", "winner", "won", "status", "competitive", "reportedAt",
+ * "ratingBefore", "ratingAfter", "deviationBefore", "deviationAfter"} (the rating fields null
+ * until the result moved the caller's rating); 400 bad limit or cursor; 401. */
+static void
+results_mine(struct req *r)
+{
+	page_list(r, "tu",
+	    "SELECT json_build_object("
+	    "           'matchRequestId', m.id, 'bookingDate', m.booking_date, 'team', mp.team, "
+	    "           'sets', x.sets, 'winner', x.winner, 'won', x.winner = mp.team, "
+	    "           'status', x.status, 'competitive', m.competitive, "
+	    "           'reportedAt', api_ts(x.reported_at), "
+	    "           'ratingBefore', round(rc.rating_before::numeric, 2), "
+	    "           'ratingAfter', round(rc.rating_after::numeric, 2), "
+	    "           'deviationBefore', round(rc.deviation_before::numeric, 2), "
+	    "           'deviationAfter', round(rc.deviation_after::numeric, 2)), "
+	    "       json_build_array(x.reported_at, m.id) "
+	    "  FROM match_results x "
+	    "  JOIN match_requests m ON m.id = x.match_request_id "
+	    "  JOIN match_players mp ON mp.match_request_id = m.id AND mp.player_id = $1::uuid "
+	    "                       AND mp.left_at IS NULL "
+	    "  LEFT JOIN rating_changes rc ON rc.match_request_id = m.id AND rc.player_id = $1::uuid "
+	    " WHERE $3::json IS NULL OR (x.reported_at, m.id) "
+	    "       < (($3::json->>0)::timestamptz, ($3::json->>1)::uuid) "
+	    " ORDER BY x.reported_at DESC, m.id DESC LIMIT $2::int",
+	    r->user_id);
+}
+
 /* GET /api/players/me/calendar: 200 {"url"}, the caller's feed, made on first use; 401. */
 static void
 calendar_get(struct req *r)
@@ -298,6 +328,7 @@ static const struct route routes[] = {
 	{ "PUT", "/api/players/me", profile_put, AUTH_PLAYER, BODY_JSON },
 	{ "GET", "/api/notifications", notifications_list, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/notifications/{id}/read", notification_read, AUTH_PLAYER, BODY_NONE },
+	{ "GET", "/api/players/me/results", results_mine, AUTH_PLAYER, BODY_NONE },
 	{ "GET", "/api/players/me/calendar", calendar_get, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/players/me/calendar/rotate", calendar_rotate, AUTH_PLAYER, BODY_NONE },
 	{ "GET", "/api/calendar/{secret:secret}.ics", calendar_feed, AUTH_NONE, BODY_NONE },

@@ -8,6 +8,7 @@
  * which locks the match, checks the rules and writes the state, ledger and notifications;
  * its refusals arrive as problem codes (common/sql.c). Double booking is settled by the
  * exclusion constraint match_requests_no_double_booking, never by a check. */
+#include <math.h>
 #include <string.h>
 
 #include "config.h"
@@ -22,6 +23,9 @@
 #define SEARCH_RADIUS_DEFAULT	10.0	/* km */
 #define SEARCH_RADIUS_MAX	100.0	/* km */
 #define SERIES_WEEKS_MAX	26
+#define RESULT_SETS_MAX		5
+#define RESULT_GAMES_MAX	99	/* games of a team in a set (a tie-break set counts points) */
+#define REASON_MAX		500	/* characters of a dispute's reason */
 
 static const char *const formats[] = { "TWO_VS_TWO", "ONE_VS_ONE", "AMERICANO", NULL };
 /* ANY is a search filter only: a match is at one level */
@@ -160,7 +164,9 @@ request_create(struct req *r)
 	struct create_input in;
 	PGresult *res;
 
-	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0)
+	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0 ||
+	    sql_query(r, "SELECT match_new_terms($1, $2::boolean)", in.visibility,
+	    in.competitive) == NULL)
 		return;
 	res = sql_query(r,
 	    "SELECT match_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, $6::text, "
@@ -171,9 +177,6 @@ request_create(struct req *r)
 	    input_fmt_long(r, config_get()->payment_hold_seconds),
 	    input_fmt_long(r, config_get()->max_unpaid_holds));
 	if (res == NULL)	/* 23P01: another live request holds the slot -> 409 SLOT_TAKEN */
-		return;
-	if (sql_query(r, "SELECT match_set_terms(ARRAY[$1::uuid], $2::uuid, $3, $4::boolean)",
-	    db_value(res, 0, 0), r->user_id, in.visibility, in.competitive) == NULL)
 		return;
 	sql_commit_and_send(r, 201, match_json(r, db_value(res, 0, 0)));
 }
@@ -343,6 +346,113 @@ waitlist_leave(struct req *r)
 		req_send_no_content(r);
 }
 
+/* The body's "sets" as JSON text into *out when they are a result: 1 to 5 sets, each two
+ * whole numbers of games 0..99 (TEAM_A's first) with a winner, one team winning more sets;
+ * else a field problem. */
+static void
+result_sets(struct req *r, const char **out)
+{
+	const cJSON *sets = r->body != NULL ?
+	    cJSON_GetObjectItemCaseSensitive(r->body, "sets") : NULL, *set;
+	int n = 0, won_a = 0, won_b = 0;
+
+	*out = NULL;
+	if (sets == NULL || cJSON_IsNull(sets)) {
+		problem_field(r, "sets", "is required");
+		return;
+	}
+	if (!cJSON_IsArray(sets) || (n = cJSON_GetArraySize(sets)) < 1 || n > RESULT_SETS_MAX) {
+		problem_field(r, "sets", "must be an array of 1 to 5 sets");
+		return;
+	}
+	cJSON_ArrayForEach(set, sets) {
+		const cJSON *a = cJSON_GetArrayItem(set, 0), *b = cJSON_GetArrayItem(set, 1);
+
+		if (!cJSON_IsArray(set) || cJSON_GetArraySize(set) != 2 || !cJSON_IsNumber(a) ||
+		    !cJSON_IsNumber(b) || a->valuedouble != floor(a->valuedouble) ||
+		    b->valuedouble != floor(b->valuedouble) || a->valuedouble < 0 ||
+		    b->valuedouble < 0 || a->valuedouble > RESULT_GAMES_MAX ||
+		    b->valuedouble > RESULT_GAMES_MAX) {
+			problem_field(r, "sets", "each set must be [games of TEAM_A, games of TEAM_B], "
+			    "whole numbers from 0 to 99");
+			return;
+		}
+		if (a->valuedouble == b->valuedouble) {
+			problem_field(r, "sets", "every set must have a winner");
+			return;
+		}
+		won_a += a->valuedouble > b->valuedouble;
+		won_b += a->valuedouble < b->valuedouble;
+	}
+	if (won_a == won_b) {
+		problem_field(r, "sets", "one team must win more sets");
+		return;
+	}
+	*out = cJSON_PrintUnformatted(sets);
+}
+
+/* Answers 200 or 201 with the result of match {id} as this transaction sees it, committed. */
+static void
+result_answer(struct req *r, int status)
+{
+	PGresult *res = sql_query(r, "SELECT json_match_result($1::uuid)", req_param(r, "id"));
+
+	if (res != NULL)
+		sql_commit_and_send(r, status, db_value(res, 0, 0));
+}
+
+/* POST /api/match/requests/{id}/result {"sets": [[6, 4], [3, 6], [10, 8]]}: 201 with the
+ * result, {"sets", "winner", "status": "PENDING", "reportedBy", "reportedAt"}: the other
+ * team's players confirm or dispute it; 400; 401; 404 unknown or not a player; 409
+ * NO_RESULT_FOR_FORMAT (AMERICANO), MATCH_NOT_PLAYED (neither CONFIRMED nor started),
+ * RESULT_EXISTS (one result per match). */
+static void
+result_report(struct req *r)
+{
+	const char *sets;
+
+	result_sets(r, &sets);
+	if (problem_fields_or_send(r) != 0 || sql_begin(r) != 0)
+		return;
+	if (sql_query(r, "SELECT match_result_report($1::uuid, $2::uuid, $3::jsonb)",
+	    req_param(r, "id"), r->user_id, sets) == NULL)
+		return;
+	result_answer(r, 201);
+}
+
+/* POST /api/match/requests/{id}/result/confirm: 200 with the result, CONFIRMED (again:
+ * nothing changes); a competitive match's ratings move, once; 401; 403 SAME_TEAM (the
+ * reporting team's players cannot confirm); 404 unknown or not a player, RESULT_NOT_FOUND;
+ * 409 RESULT_DISPUTED. */
+static void
+result_confirm(struct req *r)
+{
+	if (sql_begin(r) != 0 || sql_query(r,
+	    "SELECT match_result_answer($1::uuid, $2::uuid, true, NULL)",
+	    req_param(r, "id"), r->user_id) == NULL)
+		return;
+	result_answer(r, 200);
+}
+
+/* POST /api/match/requests/{id}/result/dispute {"reason"}: 200 with the result, DISPUTED
+ * (again: nothing changes), the reporting team told; 400; 401; 403 SAME_TEAM; 404 unknown or
+ * not a player, RESULT_NOT_FOUND; 409 RESULT_CONFIRMED. */
+static void
+result_dispute(struct req *r)
+{
+	const char *reason = NULL;
+
+	if (body_string(r, "reason", IN_REQUIRED | IN_NOT_BLANK, &reason) &&
+	    utf8_chars(reason) > REASON_MAX)
+		problem_field(r, "reason", "must be at most 500 characters");
+	if (problem_fields_or_send(r) != 0 || sql_begin(r) != 0)
+		return;
+	if (sql_query(r, "SELECT match_result_answer($1::uuid, $2::uuid, false, $3)",
+	    req_param(r, "id"), r->user_id, reason) == NULL)
+		return;
+	result_answer(r, 200);
+}
+
 /* GET /api/match/open?lat&lng&radiusKm&date&from&to&format&limit&cursor: 200 with the OPEN,
  * PUBLIC matches within radiusKm (default 10, at most 100) that have not started and have a
  * place free, that the caller could join now: of the caller's level when competitive (any
@@ -406,7 +516,9 @@ series_create(struct req *r)
 
 	if (body_int(r, "weeks", IN_REQUIRED, &weeks) && (weeks < 1 || weeks > SERIES_WEEKS_MAX))
 		problem_field(r, "weeks", "must be between 1 and 26");
-	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0)
+	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0 ||
+	    sql_query(r, "SELECT match_new_terms($1, $2::boolean)", in.visibility,
+	    in.competitive) == NULL)
 		return;
 	res = sql_query(r,
 	    "SELECT match_series_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, $6::text, "
@@ -416,10 +528,7 @@ series_create(struct req *r)
 	    in.message, in.lat, in.lng, in.radius, input_fmt_long(r, weeks),
 	    input_fmt_long(r, config_get()->payment_hold_seconds),
 	    input_fmt_long(r, config_get()->max_unpaid_holds));
-	if (res == NULL || sql_query(r,
-	    "SELECT match_set_terms(ARRAY(SELECT match_request_id FROM match_series_matches "
-	    "                              WHERE series_id = $1::uuid), $2::uuid, $3, $4::boolean)",
-	    db_value(res, 0, 0), r->user_id, in.visibility, in.competitive) == NULL)
+	if (res == NULL)
 		return;
 	/* a statement of its own: a STABLE function sees the rows of statements before it */
 	res = sql_query(r, "SELECT json_match_series($1::uuid)", db_value(res, 0, 0));
@@ -467,6 +576,12 @@ static const struct route routes[] = {
 	{ "POST", "/api/match/requests/{id}/join", request_join, AUTH_PLAYER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },
 	{ "GET", "/api/match/open", open_feed, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/match/requests/{id}/result", result_report, AUTH_PLAYER, BODY_JSON |
+	  ROUTE_IDEMPOTENT },
+	{ "POST", "/api/match/requests/{id}/result/confirm", result_confirm, AUTH_PLAYER,
+	  BODY_NONE | ROUTE_IDEMPOTENT },
+	{ "POST", "/api/match/requests/{id}/result/dispute", result_dispute, AUTH_PLAYER,
+	  BODY_JSON | ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/waitlist", waitlist_join, AUTH_PLAYER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/match/requests/{id}/waitlist", waitlist_leave, AUTH_PLAYER, BODY_NONE },

@@ -19,9 +19,12 @@
  *                      hand-over windows that closed unfilled -> LAPSED with their deferred
  *                      LATE_ABSENCE (sweep_offers -> match_offers_settle,
  *                      sql/0022_waitlist.sql, sql/0023_handover.sql);
- *   6. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
+ *   6. results:        PENDING results of matches that ended 48 hours ago -> CONFIRMED,
+ *                      a competitive match's ratings moved, the players told
+ *                      (sweep_results -> match_result_rate, sql/0025_results.sql);
+ *   7. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
  *                      (sweep_idempotency_keys, sql/0011_idempotency.sql);
- *   7. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:
+ *   8. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:
  *                      past dates forgotten, new ones added and filled a batch of courts
  *                      per transaction (free_slot_dates_keep, sql/0019_free_slots.sql).
  *
@@ -64,6 +67,7 @@ struct counts {
 	long	keys_expired;
 	long	slot_dates_added;
 	long	offers_lapsed;
+	long	results_confirmed;
 };
 
 /* One rule: runs one batch of at most limit rows inside an open transaction, adds what it
@@ -144,6 +148,17 @@ batch_offers(struct db *d, const char *limit, struct counts *c)
 }
 
 static long
+batch_results(struct db *d, const char *limit, struct counts *c)
+{
+	PGresult *res = db_exec(d, "SELECT sweep_results($1::int)", limit);
+
+	if (res == NULL)
+		return -1;
+	c->results_confirmed += count_cell(res, 0);
+	return count_cell(res, 0);
+}
+
+static long
 batch_keys(struct db *d, const char *limit, struct counts *c)
 {
 	PGresult *res = db_exec(d, "SELECT sweep_idempotency_keys($1::int)", limit);
@@ -175,6 +190,7 @@ static const struct rule rules[] = {
 	{ "completed matches", batch_completed, false },
 	{ "stale invitations", batch_invitations, false },
 	{ "lapsed offers", batch_offers, false },
+	{ "undisputed results", batch_results, false },
 	{ "old idempotency keys", batch_keys, false },
 	{ "kept free slots", batch_slot_dates, true },
 };
@@ -190,6 +206,7 @@ counts_add(struct counts *total, const struct counts *c)
 	total->keys_expired += c->keys_expired;
 	total->slot_dates_added += c->slot_dates_added;
 	total->offers_lapsed += c->offers_lapsed;
+	total->results_confirmed += c->results_confirmed;
 }
 
 /* Ends a batch: rolls back whatever is still open and clears its results and memory. */
@@ -297,10 +314,11 @@ main(void)
 	if (status != 0)
 		return status;
 	printf("sweep: expired_holds=%ld unfilled=%ld completed=%ld no_shows=%ld "
-	    "invitations_expired=%ld offers_lapsed=%ld idempotency_keys_expired=%ld "
-	    "slot_dates_added=%ld elapsed_ms=%ld\n",
+	    "invitations_expired=%ld offers_lapsed=%ld results_confirmed=%ld "
+	    "idempotency_keys_expired=%ld slot_dates_added=%ld elapsed_ms=%ld\n",
 	    total.expired_holds, total.unfilled, total.completed, total.no_shows,
-	    total.invitations_expired, total.offers_lapsed, total.keys_expired,
+	    total.invitations_expired, total.offers_lapsed, total.results_confirmed,
+	    total.keys_expired,
 	    total.slot_dates_added, elapsed_ms(&start));
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -66,7 +66,13 @@ const MATCH_REQUEST = {
 	createdAt: timestamp,
 	players: list('MatchPlayer'),
 	waitlistLength: { type: 'integer', minimum: 0, description: 'Players on the waiting list of the match.' },
+	result: nullable(object({
+		sets: { type: 'array', items: { type: 'array', items: { type: 'integer', minimum: 0 }, minItems: 2, maxItems: 2 }, description: 'The games of each set, TEAM_A\'s first.' },
+		winner: TEAM,
+		status: enumOf('PENDING', 'CONFIRMED', 'DISPUTED'),
+	}, undefined, { description: 'The reported result, null until one is.' })),
 };
+const SETS = { type: 'array', minItems: 1, maxItems: 5, items: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 99 }, minItems: 2, maxItems: 2 }, description: 'The games of each set, TEAM_A\'s first: every set has a winner, and one team wins more sets.' };
 
 export const schemas = {
 	Image: object({ id: uuid, url: { type: 'string', description: 'Absolute http or https URL on the CDN.' }, publicId: { type: 'string' } }),
@@ -279,6 +285,34 @@ export const schemas = {
 		bannedUntil: nullable({ ...timestamp }),
 		createdAt: timestamp,
 		updatedAt: timestamp,
+		rating: { type: 'number', description: 'Glicko-2 rating, two decimals: from the declared level (1200, 1500, 1800, 2100) until results move it.' },
+		ratingDeviation: { type: 'number', minimum: 0, maximum: 350, description: 'Its deviation, two decimals: 350 at the start, growing with every 30 days without a rated match.' },
+		ratedMatches: { type: 'integer', minimum: 0 },
+		effectiveSkillLevel: nullable({ ...SKILL, description: 'The rating\'s band once ratedMatches >= 5 and the deviation is below 150; the declared level before that.' }),
+	}),
+	ResultInput: object({ sets: SETS }, undefined, { additionalProperties: true }),
+	DisputeInput: object({ reason: { type: 'string', minLength: 1, maxLength: 500 } }, undefined, { additionalProperties: true }),
+	Result: object({
+		sets: SETS,
+		winner: TEAM,
+		status: enumOf('PENDING', 'CONFIRMED', 'DISPUTED'),
+		reportedBy: uuid,
+		reportedAt: timestamp,
+	}),
+	PlayerResult: object({
+		matchRequestId: uuid,
+		bookingDate: date,
+		team: TEAM,
+		sets: SETS,
+		winner: TEAM,
+		won: { type: 'boolean' },
+		status: enumOf('PENDING', 'CONFIRMED', 'DISPUTED'),
+		competitive: { type: 'boolean' },
+		reportedAt: timestamp,
+		ratingBefore: nullable({ type: 'number', description: 'Null until the result moved the rating (a confirmed competitive result).' }),
+		ratingAfter: nullable({ type: 'number' }),
+		deviationBefore: nullable({ type: 'number' }),
+		deviationAfter: nullable({ type: 'number' }),
 	}),
 	PlayerInput: object({
 		displayName: nullable({ ...text, maxLength: 100 }),
@@ -668,6 +702,27 @@ export const routes = {
 	},
 	'POST /api/notifications/{id}/read': {
 		tag: 'notifications', summary: 'Mark a notification read', ok: { 204: {} }, problems: { 404: ['NOT_FOUND'] },
+	},
+
+	'POST /api/match/requests/{id}/result': {
+		tag: 'match-making', summary: 'Report the result of a played match (CONFIRMED, or started)',
+		description: 'One result per match, PENDING until a player of the other team confirms or disputes it; the sweeper confirms it 48 hours after the end when nobody disputed it. A confirmed result of a competitive match is one Glicko-2 rating period for each of its players.',
+		body: 'ResultInput', ok: { 201: { schema: ref('Result') } },
+		problems: { 404: ['NOT_FOUND'], 409: ['NO_RESULT_FOR_FORMAT', 'MATCH_NOT_PLAYED', 'RESULT_EXISTS', 'INVALID_RESULT'] },
+	},
+	'POST /api/match/requests/{id}/result/confirm': {
+		tag: 'match-making', summary: 'Confirm the other team\'s result: CONFIRMED, ratings moved once',
+		ok: { 200: { schema: ref('Result') } },
+		problems: { 403: ['SAME_TEAM'], 404: ['NOT_FOUND', 'RESULT_NOT_FOUND'], 409: ['RESULT_DISPUTED'] },
+	},
+	'POST /api/match/requests/{id}/result/dispute': {
+		tag: 'match-making', summary: 'Dispute the other team\'s result, with a reason',
+		body: 'DisputeInput', ok: { 200: { schema: ref('Result') } },
+		problems: { 403: ['SAME_TEAM'], 404: ['NOT_FOUND', 'RESULT_NOT_FOUND'], 409: ['RESULT_CONFIRMED'] },
+	},
+	'GET /api/players/me/results': {
+		tag: 'players', summary: 'The results of the caller\'s matches, newest first, with the rating before and after', query: paging,
+		ok: { 200: page('PlayerResult') },
 	},
 
 	// ---- calendar feeds (players.c, owner.c) ----

@@ -5,7 +5,11 @@
 -- PRIVATE (only by its link or an invitation; anyone not in it gets 404, as if it did not
 -- exist), and competitive (the default: only players of its level join from the feed) or
 -- friendly (any level). Both are set when the match is opened and fixed once it is paid (a
--- trigger).
+-- trigger). They are set as the match is inserted, not updated after: the write that opens
+-- a match (or a series of them) first calls match_new_terms, whose transaction-local
+-- settings the columns' defaults read, so match_hold stays as it is and a second write of
+-- the new row (which would check the double-booking constraint again, against rival
+-- bookings still in flight, and deadlock with them) never happens.
 --
 -- A PRIVATE match sends no automatic invitations (on payment, after an absence, after a
 -- hand-over nobody took): they would show it to strangers.
@@ -23,6 +27,15 @@ COMMENT ON COLUMN match_requests.visibility IS
     'PUBLIC (in the open-match feed) or PRIVATE (only by link or invitation; 404 to others).';
 COMMENT ON COLUMN match_requests.competitive IS
     'true: only players of its level join from the feed; false: a friendly match, any level.';
+-- (rows already there keep the constant defaults above; new ones take match_new_terms')
+ALTER TABLE match_requests
+    ALTER COLUMN visibility
+        SET DEFAULT COALESCE(NULLIF(current_setting('courts.new_match_visibility', true), ''),
+                             'PUBLIC'),
+    ALTER COLUMN competitive
+        SET DEFAULT COALESCE(NULLIF(current_setting('courts.new_match_competitive', true), '')::boolean,
+                             true);
+-- the open-match feed reads the open public matches in start order
 CREATE INDEX match_requests_open_feed_idx ON match_requests (starts_at, id)
     WHERE status = 'OPEN' AND visibility = 'PUBLIC';
 
@@ -73,18 +86,17 @@ AS $$
     SELECT count(*)::integer FROM inv;
 $$;
 
--- Sets the visibility and competitiveness of the holds p_matches of organizer p_organizer
--- (a match, or the dates of a series, just made in the same transaction).
-CREATE FUNCTION match_set_terms(p_matches uuid[], p_organizer uuid, p_visibility text,
-                                p_competitive boolean)
+-- The visibility and competitiveness of the matches the rest of this transaction opens
+-- (the defaults of match_requests.visibility and .competitive read them).
+CREATE FUNCTION match_new_terms(p_visibility text, p_competitive boolean)
     RETURNS void
     LANGUAGE sql
 AS $$
-    UPDATE match_requests SET visibility = p_visibility, competitive = p_competitive
-     WHERE id = ANY (p_matches) AND organizer_id = p_organizer;
+    SELECT set_config('courts.new_match_visibility', p_visibility, true),
+           set_config('courts.new_match_competitive', p_competitive::text, true);
 $$;
-COMMENT ON FUNCTION match_set_terms(uuid[], uuid, text, boolean) IS
-    'Visibility and competitiveness of a player''s new holds.';
+COMMENT ON FUNCTION match_new_terms(text, boolean) IS
+    'Visibility and competitiveness of the matches the rest of the transaction opens.';
 
 -- The level a player plays at, for the feed and joining from it: the declared one (NULL
 -- without a profile or a level).
@@ -178,44 +190,65 @@ COMMENT ON FUNCTION json_match_request(match_requests, boolean) IS
 -- optionally on p_date (the venue's local date), starting from p_from to p_to, in p_format.
 -- Sorted by start, distance and id, from after the key p_after ([startsAt, distanceKm, id])
 -- on, p_limit rows of (the match object with distanceKm and freePlaces, its key).
+--
+-- The open public matches are read in start order from match_requests_open_feed_idx (from
+-- the cursor's start, or within a day either side of p_date), each with its venue's
+-- distance, sorted by distance within a start (an incremental sort), and the reading stops
+-- once the page is full: the per-player checks (busy, booking rules) run for the matches
+-- read, and the objects are built for the page only.
 CREATE FUNCTION match_open_feed(p_caller uuid, p_lat double precision, p_lng double precision,
                                 p_radius_km numeric, p_date date, p_from time, p_to time,
                                 p_format text, p_limit integer, p_after json,
                                 p_now timestamptz DEFAULT now())
     RETURNS TABLE (doc json, key json)
-    LANGUAGE sql STABLE
+    LANGUAGE plpgsql STABLE
+    -- the plan that reads in start order and stops: no full sort, no hash join
+    SET enable_sort = off SET enable_hashjoin = off SET enable_bitmapscan = off
+    SET enable_mergejoin = off
 AS $$
-    WITH c AS (
+DECLARE
+    v_level text := match_player_level(p_caller);
+    c record;
+    n integer := 0;
+BEGIN
+    FOR c IN
         SELECT m, round((chord_metres(earth_point(v.latitude, v.longitude)
-                                      <-> earth_point(p_lat, p_lng)) / 1000)::numeric, 3) AS km,
-               m.team_size - m.team_a_count - m.offers_a AS free_a,
-               m.team_size - m.team_b_count - m.offers_b AS free_b
+                                      <-> earth_point(p_lat, p_lng)) / 1000)::numeric, 3) AS km
           FROM match_requests m
           JOIN resources r ON r.id = m.resource_id
           JOIN venues v ON v.id = r.venue_id
          WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC' AND m.starts_at > p_now
-           AND cube_enlarge(earth_point(p_lat, p_lng), metres_chord(p_radius_km * 1000), 3)
-               @> earth_point(v.latitude, v.longitude)
+           AND m.starts_at >= COALESCE((p_after->>0)::timestamptz,
+                                       (p_date - 1)::timestamp AT TIME ZONE 'UTC', '-infinity')
+           AND m.starts_at < COALESCE((p_date + 2)::timestamp AT TIME ZONE 'UTC', 'infinity')
            AND (p_date IS NULL OR m.booking_date = p_date)
            AND (p_from IS NULL OR m.start_time >= p_from)
            AND (p_to IS NULL OR m.start_time <= p_to)
            AND (p_format IS NULL OR m.format = p_format)
            AND match_places_free(m) > 0
-           AND (NOT m.competitive OR m.skill_level = match_player_level(p_caller)))
-    SELECT (left(json_match_request(c.m, false)::text, -1)
-            || format(', "distanceKm" : %s, "freePlaces" : {"TEAM_A" : %s, "TEAM_B" : %s}}',
-                      c.km, c.free_a, c.free_b))::json,
-           json_build_array(api_ts((c.m).starts_at), c.km, (c.m).id)
-      FROM c
-     WHERE c.km <= p_radius_km
-       AND (p_after IS NULL
-            OR ((c.m).starts_at, c.km, (c.m).id)
-               > ((p_after->>0)::timestamptz, (p_after->>1)::numeric, (p_after->>2)::uuid))
-       AND NOT match_player_busy(c.m, p_caller)
-       AND booking_rules_refusal((c.m).resource_id, p_caller, (c.m).starts_at, p_now) IS NULL
-     ORDER BY (c.m).starts_at, c.km, (c.m).id
-     LIMIT p_limit;
-$$;
+           AND (NOT m.competitive OR m.skill_level = v_level)
+           AND chord_metres(earth_point(v.latitude, v.longitude) <-> earth_point(p_lat, p_lng))
+               <= p_radius_km * 1000
+           AND (p_after IS NULL
+                OR (m.starts_at, round((chord_metres(earth_point(v.latitude, v.longitude)
+                                                     <-> earth_point(p_lat, p_lng)) / 1000)::numeric, 3),
+                    m.id)
+                   > ((p_after->>0)::timestamptz, (p_after->>1)::numeric, (p_after->>2)::uuid))
+         ORDER BY m.starts_at, 2, m.id
+    LOOP
+        CONTINUE WHEN match_player_busy(c.m, p_caller)
+                   OR booking_rules_refusal((c.m).resource_id, p_caller, (c.m).starts_at, p_now)
+                      IS NOT NULL;
+        doc := (left(json_match_request(c.m, false)::text, -1)
+                || format(', "distanceKm" : %s, "freePlaces" : {"TEAM_A" : %s, "TEAM_B" : %s}}',
+                          c.km, (c.m).team_size - (c.m).team_a_count - (c.m).offers_a,
+                          (c.m).team_size - (c.m).team_b_count - (c.m).offers_b))::json;
+        key := json_build_array(api_ts((c.m).starts_at), c.km, (c.m).id);
+        RETURN NEXT;
+        n := n + 1;
+        EXIT WHEN n >= p_limit;
+    END LOOP;
+END $$;
 COMMENT ON FUNCTION match_open_feed(uuid, double precision, double precision, numeric, date,
                                     time, time, text, integer, json, timestamptz) IS
     'The open matches near a point a player could join now, a page at a time.';

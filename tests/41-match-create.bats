@@ -40,7 +40,7 @@ nothing_written() {
 	expect 201
 	id=$(jqr .id)
 	[[ $id =~ $UUID_RE ]]
-	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,visibility,competitive,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players,waitlistLength" ]
+	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,visibility,competitive,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players,waitlistLength,result" ]
 	[ "$(jqr .resourceId)" = "$COURT" ]
 	[ "$(jqr .bookingDate)" = "$DAY" ]
 	[ "$(jqr .startTime)" = 18:30:00 ]
@@ -48,6 +48,7 @@ nothing_written() {
 	[ "$(jqr .format)" = TWO_VS_TWO ]
 	[ "$(jqr .skillLevel)" = INTERMEDIATE ]
 	[ "$(jqr -c '[.visibility, .competitive]')" = '["PUBLIC",true]' ]
+	[ "$(jqr .result)" = null ]
 	[ "$(jqr .status)" = PENDING_PAYMENT ]
 	[[ $(jqr .invitationToken) =~ $UUID_RE ]]
 	[ "$(jqr .invitationToken)" != "$id" ]

@@ -32,7 +32,9 @@ profile_row() {
 	[ "$(jqr .bannedUntil)" = null ]
 	[[ "$(jqr .createdAt)" =~ ^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]{12}Z$ ]]
 	[ "$(jqr .updatedAt)" = "$(jqr .createdAt)" ]
-	[ "$(jqr 'keys | length')" = 11 ]
+	# without a level, the rating starts at 1500 / 350 and no level is effective
+	[ "$(jqr -c '[.rating, .ratingDeviation, .ratedMatches, .effectiveSkillLevel]')" = '[1500,350,0,null]' ]
+	[ "$(jqr 'keys | length')" = 15 ]
 	[ "$(profile_row "$ANA")" = "t|100|0" ]
 	created=$(jqr .createdAt)
 

@@ -98,7 +98,7 @@ body_of() {
 	[ "$(jqr -c '[.[].id]')" = "[\"$near\",\"$friendly\"]" ]
 	# each item: the match object without its link token, with distanceKm and freePlaces
 	[ "$(jqr -c '.[0] | keys_unsorted')" = \
-		'["id","resourceId","bookingDate","startTime","endTime","format","skillLevel","visibility","competitive","status","invitationToken","availableSlots","pricePerPlayer","currency","courtPrice","organizerId","customMessage","expiresAt","createdAt","players","waitlistLength","distanceKm","freePlaces"]' ]
+		'["id","resourceId","bookingDate","startTime","endTime","format","skillLevel","visibility","competitive","status","invitationToken","availableSlots","pricePerPlayer","currency","courtPrice","organizerId","customMessage","expiresAt","createdAt","players","waitlistLength","result","distanceKm","freePlaces"]' ]
 	[ "$(jqr -c '.[0] | [.invitationToken, .status, .visibility, .competitive, .availableSlots, .freePlaces]')" = \
 		'[null,"OPEN","PUBLIC",true,3,{"TEAM_A":1,"TEAM_B":2}]' ]
 	[ "$(jqr -c '.[1] | [.skillLevel, .competitive]')" = '["ADVANCED",false]' ]
