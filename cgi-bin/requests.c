@@ -1,8 +1,10 @@
 /* requests: a player's match requests: open one on a free slot (held until paid), confirm the
- * payment (which sends the invitations), list and read them, leave, report absence, check in
- * by GPS and cancel; the waiting list of a full match; and weekly series of them (one per
- * week on the same court and time). Any valid token may act as a player; a request is
- * visible to its active players only, everyone else gets 404.
+ * payment (which sends the invitations), list and read them, leave or report absence (handing
+ * the place to a substitute or not), check in by GPS and cancel; the waiting list of a full
+ * match; weekly series of them (one per week on the same court and time); the feed of open
+ * public matches and joining from it; and the result of a played match. Any valid token may
+ * act as a player; a request is visible to its active players only, everyone else gets 404
+ * (the feed shows open public ones, without their link token).
  *
  * Every write is one transaction around one lifecycle function of sql/0010_lifecycle.sql,
  * which locks the match, checks the rules and writes the state, ledger and notifications;
