@@ -21,7 +21,7 @@
  *                      sql/0022_waitlist.sql, sql/0023_handover.sql);
  *   6. results:        PENDING results of matches that ended 48 hours ago -> CONFIRMED,
  *                      a competitive match's ratings moved, the players told
- *                      (sweep_results -> match_result_rate, sql/0025_results.sql);
+ *                      (sweep_results -> match_result_rate, sql/0024_open_matches.sql);
  *   7. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
  *                      (sweep_idempotency_keys, sql/0011_idempotency.sql);
  *   8. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:

@@ -25,22 +25,10 @@ wait_for() {
 	expect 201
 }
 
-# offer_of PLAYER_ID: "kind status team" of the player's invitation to $M.
-offer_of() {
-	sql "SELECT kind || ' ' || status || ' ' || coalesce(team, '-') FROM invitations
-	      WHERE match_request_id = '$M' AND player_id = '$1'"
-}
-
 # entry_of PLAYER_ID: the ended reason of the player's latest entry on $M's list ("-" while waiting).
 entry_of() {
 	sql "SELECT coalesce(ended_reason, '-') FROM match_waitlist
 	      WHERE match_request_id = '$M' AND player_id = '$1' ORDER BY joined_at DESC LIMIT 1"
-}
-
-# counters: the match's status, open offers of each team and players of each team.
-counters() {
-	sql "SELECT status || ' ' || offers_a || offers_b || ' ' || team_a_count || team_b_count
-	       FROM match_requests WHERE id = '$M'"
 }
 
 @test "joining the waiting list answers 201 with the entry and its place in line" {
@@ -112,8 +100,8 @@ counters() {
 	req DELETE "/api/match/requests/$M/leave" -t "$(token p2)"
 	expect 204 -
 	# w2 waits for TEAM_B (w1 for TEAM_A only): the offer is w2's, and w2 leaves the list
-	[ "$(offer_of "$W2")" = "OFFER PENDING TEAM_B" ]
-	[ "$(offer_of "$W1")" = "" ]
+	[ "$(invitation_of "$W2")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$W1")" = "" ]
 	[ "$(entry_of "$W2")" = OFFERED ]
 	[ "$(entry_of "$W1")" = - ]
 	[ "$(counters)" = "OPEN 01 21" ]
@@ -148,7 +136,7 @@ counters() {
 	[ "$(jqr .availableSlots)" = 0 ]
 	[ "$(jqr '[.players[] | select(.playerId == "'"$W2"'") | .team] | join(",")')" = TEAM_B ]
 	[ "$(counters)" = "MATCHED 00 22" ]
-	[ "$(offer_of "$W2")" = "OFFER ACCEPTED TEAM_B" ]
+	[ "$(invitation_of "$W2")" = "OFFER ACCEPTED TEAM_B" ]
 	[ "$(sql "SELECT amount || ' ' || status FROM payments WHERE player_id = '$W2'")" = "5.00 PAID" ]
 	# the others still wait, in order
 	[ "$(sql "SELECT string_agg(u.subject, ',' ORDER BY w.joined_at) FROM match_waitlist w
@@ -159,13 +147,13 @@ counters() {
 	wait_for w1 ANY
 	req DELETE "/api/match/requests/$M/leave" -t "$(token p1)"
 	expect 204 -
-	[ "$(offer_of "$W1")" = "OFFER PENDING TEAM_A" ]
+	[ "$(invitation_of "$W1")" = "OFFER PENDING TEAM_A" ]
 	token_m=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$M'")
 	req POST "/api/match/join/$token_m" -t "$(token w1)" -d '{"team": "TEAM_B"}'
 	expect_problem 409 OFFER_FOR_OTHER_TEAM
 	req POST "/api/match/join/$token_m" -t "$(token w1)" -d '{"team": "TEAM_A"}'
 	expect 200
-	[ "$(offer_of "$W1")" = "OFFER ACCEPTED TEAM_A" ]
+	[ "$(invitation_of "$W1")" = "OFFER ACCEPTED TEAM_A" ]
 	[ "$(counters)" = "MATCHED 00 22" ]
 }
 
@@ -176,8 +164,8 @@ counters() {
 	inv=$(sql "SELECT id FROM invitations WHERE player_id = '$W1'")
 	req POST "/api/match/invitations/$inv/decline" -t "$(token w1)"
 	expect 204 -
-	[ "$(offer_of "$W1")" = "OFFER DECLINED TEAM_B" ]
-	[ "$(offer_of "$W2")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$W1")" = "OFFER DECLINED TEAM_B" ]
+	[ "$(invitation_of "$W2")" = "OFFER PENDING TEAM_B" ]
 	[ "$(sql "SELECT count(*) FROM notifications WHERE recipient_id = '$W2' AND type = 'PLACE_OFFERED'")" = 1 ]
 	[ "$(counters)" = "OPEN 01 21" ]
 	inv2=$(sql "SELECT id FROM invitations WHERE player_id = '$W2'")
@@ -206,8 +194,8 @@ counters() {
 	req POST "/api/match/invitations/$inv/accept" -t "$(token w1)" -d '{"team": "TEAM_B"}'
 	expect_problem 409 INVALID_STATE
 	# the refusal passed the place on: w2 holds it now
-	[ "$(offer_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
-	[ "$(offer_of "$W2")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
+	[ "$(invitation_of "$W2")" = "OFFER PENDING TEAM_B" ]
 	[ "$(counters)" = "OPEN 01 21" ]
 	[ "$(sql "SELECT count(*) FROM match_players WHERE player_id = '$W1'")" = 0 ]
 	[ "$(sql "SELECT count(*) FROM payments WHERE player_id = '$W1'")" = 0 ]
@@ -222,11 +210,11 @@ counters() {
 	[ "$status" -eq 0 ]
 	[ -z "$stderr" ]
 	[[ $output == *" offers_lapsed=1 "* ]]
-	[ "$(offer_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
-	[ "$(offer_of "$W2")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
+	[ "$(invitation_of "$W2")" = "OFFER PENDING TEAM_B" ]
 	run --separate-stderr "$COURTS_BUILD/cron/sweep"
 	[[ $output == *" offers_lapsed=0 "* ]]
-	[ "$(offer_of "$W2")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$W2")" = "OFFER PENDING TEAM_B" ]
 }
 
 @test "a player busy in another match at that time, or banned, is passed over and stays on the list" {
@@ -240,9 +228,9 @@ counters() {
 	sql "UPDATE players SET banned_until = now() + interval '1 day' WHERE user_id = '$W2'" >/dev/null
 	req DELETE "/api/match/requests/$M/leave" -t "$(token p2)"
 	expect 204 -
-	[ "$(offer_of "$W3")" = "OFFER PENDING TEAM_B" ]
-	[ "$(offer_of "$W1")" = "" ]
-	[ "$(offer_of "$W2")" = "" ]
+	[ "$(invitation_of "$W3")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$W1")" = "" ]
+	[ "$(invitation_of "$W2")" = "" ]
 	[ "$(entry_of "$W1")" = - ]
 	[ "$(entry_of "$W2")" = - ]
 }
@@ -252,8 +240,8 @@ counters() {
 	sub=$(fixture_player sub INTERMEDIATE 40.42 -3.70)
 	req POST "/api/match/requests/$M/absence" -t "$(token p3)"
 	expect 204 -
-	[ "$(offer_of "$W1")" = "OFFER PENDING TEAM_B" ]
-	[ "$(offer_of "$sub")" = "SUBSTITUTE PENDING -" ]
+	[ "$(invitation_of "$W1")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$sub")" = "SUBSTITUTE PENDING -" ]
 	sinv=$(sql "SELECT id FROM invitations WHERE player_id = '$sub'")
 	req POST "/api/match/invitations/$sinv/accept" -t "$(token sub)" -d '{"team": "TEAM_B"}'
 	expect_problem 409 TEAM_FULL
@@ -266,7 +254,7 @@ counters() {
 	req DELETE "/api/match/requests/$M/leave" -t "$(token p2)"
 	req DELETE "/api/match/requests/$M" -t "$(token org)"
 	expect 204 -
-	[ "$(offer_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
+	[ "$(invitation_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
 	[ "$(entry_of "$W2")" = MATCH_ENDED ]
 	[ "$(counters)" = "CANCELLED 00 21" ]
 }
@@ -333,13 +321,13 @@ counters() {
 	wait
 	code=$(cat "$BATS_TEST_TMPDIR/code")
 	if [ "$code" = 200 ]; then
-		[ "$(offer_of "$W1")" = "OFFER ACCEPTED TEAM_B" ]
-		[ "$(offer_of "$W2")" = "" ]
+		[ "$(invitation_of "$W1")" = "OFFER ACCEPTED TEAM_B" ]
+		[ "$(invitation_of "$W2")" = "" ]
 		[ "$(counters)" = "MATCHED 00 22" ]
 	else
 		[ "$code" = 409 ]
-		[ "$(offer_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
-		[ "$(offer_of "$W2")" = "OFFER PENDING TEAM_B" ]
+		[ "$(invitation_of "$W1")" = "OFFER EXPIRED TEAM_B" ]
+		[ "$(invitation_of "$W2")" = "OFFER PENDING TEAM_B" ]
 		[ "$(counters)" = "OPEN 01 21" ]
 		[ "$(sql "SELECT count(*) FROM match_players WHERE player_id = '$W1'")" = 0 ]
 	fi

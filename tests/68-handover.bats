@@ -23,12 +23,6 @@ absent() {
 	expect 204 -
 }
 
-# inv_of PLAYER_ID: "kind status team" of the player's invitation to $M.
-inv_of() {
-	sql "SELECT kind || ' ' || status || ' ' || coalesce(team, '-') FROM invitations
-	      WHERE match_request_id = '$M' AND player_id = '$1'"
-}
-
 # handover: "status late_penalty event team" of $M's hand-over.
 handover() {
 	sql "SELECT status || ' ' || late_penalty || ' ' || event || ' ' || team
@@ -56,25 +50,19 @@ accept() {
 	expect 200
 }
 
-# counters: the match's status, open offers of each team and players of each team.
-counters() {
-	sql "SELECT status || ' ' || offers_a || offers_b || ' ' || team_a_count || team_b_count
-	       FROM match_requests WHERE id = '$M'"
-}
-
 @test "a late absence naming a substitute hands them the place, exclusively, and defers the penalty" {
 	full_match '20 hours'
 	req POST "/api/match/requests/$M/waitlist" -t "$(token w1)" -d '{"team": "ANY"}'
 	expect 201
 	absent p2 "{\"substitutePlayerId\": \"$SUB\"}"
-	[ "$(inv_of "$SUB")" = "HANDOVER PENDING TEAM_B" ]
+	[ "$(invitation_of "$SUB")" = "HANDOVER PENDING TEAM_B" ]
 	[ "$(sql "SELECT expires_at - sent_at FROM invitations WHERE player_id = '$SUB'")" = 00:15:00 ]
 	[ "$(handover)" = "OPEN true ABSENCE TEAM_B" ]
 	[ "$(sql "SELECT window_ends_at = (SELECT starts_at FROM match_requests WHERE id = '$M') - interval '2 hours'
 	            FROM match_handovers")" = t ]
 	# the place is the substitute's: not offered to the waiting list, no substitutes invited
 	[ "$(counters)" = "OPEN 01 21" ]
-	[ "$(inv_of "$W1")" = "" ]
+	[ "$(invitation_of "$W1")" = "" ]
 	[ "$(sql "SELECT count(*) FROM invitations WHERE kind = 'SUBSTITUTE'")" = 0 ]
 	# the penalty waits for the hand-over; no refund yet
 	[ "$(sql "SELECT count(*) FROM reliability_events")" = 0 ]
@@ -105,7 +93,7 @@ counters() {
 	accept sub TEAM_B
 	[ "$(jqr .status)" = MATCHED ]
 	[ "$(counters)" = "MATCHED 00 22" ]
-	[ "$(inv_of "$SUB")" = "HANDOVER ACCEPTED TEAM_B" ]
+	[ "$(invitation_of "$SUB")" = "HANDOVER ACCEPTED TEAM_B" ]
 	# the refund names the absent player's payment, once; the substitute paid their share
 	[ "$(refunds_of "$P2")" = "5.00 $(paid_by "$P2")" ]
 	[ "$(sql "SELECT amount || ' ' || status FROM payments WHERE player_id = '$SUB'")" = "5.00 PAID" ]
@@ -138,8 +126,8 @@ counters() {
 	inv=$(sql "SELECT id FROM invitations WHERE player_id = '$SUB'")
 	req POST "/api/match/invitations/$inv/accept" -t "$(token sub)" -d '{"team": "TEAM_B"}'
 	expect_problem 409 INVALID_STATE
-	[ "$(inv_of "$SUB")" = "HANDOVER EXPIRED TEAM_B" ]
-	[ "$(inv_of "$W1")" = "OFFER PENDING TEAM_B" ]
+	[ "$(invitation_of "$SUB")" = "HANDOVER EXPIRED TEAM_B" ]
+	[ "$(invitation_of "$W1")" = "OFFER PENDING TEAM_B" ]
 	# the waiting list took its turn, so no ordinary invitations went out
 	[ "$(sql "SELECT count(*) FROM invitations WHERE kind = 'SUBSTITUTE'")" = 0 ]
 	[ "$(handover)" = "OPEN true ABSENCE TEAM_B" ]
@@ -158,7 +146,7 @@ counters() {
 	inv=$(sql "SELECT id FROM invitations WHERE player_id = '$SUB'")
 	req POST "/api/match/invitations/$inv/decline" -t "$(token sub)"
 	expect 204 -
-	[ "$(inv_of "$SUB")" = "HANDOVER DECLINED TEAM_B" ]
+	[ "$(invitation_of "$SUB")" = "HANDOVER DECLINED TEAM_B" ]
 	[ "$(counters)" = "OPEN 00 21" ]
 	# eligible players not in the match nor invited yet: near and w1 (not p2, who played)
 	[ "$(sql "SELECT string_agg(u.subject || ':' || i.kind || ':' || i.status, ',' ORDER BY u.subject)
@@ -209,7 +197,7 @@ counters() {
 @test "an absence after the hand-over window still invites the substitute, with the penalty at once and no refund" {
 	full_match '90 minutes'
 	absent p2 "{\"substitutePlayerId\": \"$SUB\"}"
-	[ "$(inv_of "$SUB")" = "HANDOVER PENDING TEAM_B" ]
+	[ "$(invitation_of "$SUB")" = "HANDOVER PENDING TEAM_B" ]
 	[ "$(handover)" = "LAPSED false ABSENCE TEAM_B" ]
 	[ "$(sql "SELECT kind FROM reliability_events WHERE player_id = '$P2'")" = LATE_ABSENCE ]
 	accept sub TEAM_B
@@ -223,7 +211,7 @@ counters() {
 	req DELETE "/api/match/requests/$M/leave" -t "$(token p1)" -d "{\"substitutePlayerId\": \"$SUB\"}"
 	expect 204 -
 	[ "$(refunds_of "$P1")" = "5.00 $(paid_by "$P1")" ]
-	[ "$(inv_of "$SUB")" = "HANDOVER PENDING TEAM_A" ]
+	[ "$(invitation_of "$SUB")" = "HANDOVER PENDING TEAM_A" ]
 	[ "$(handover)" = "OPEN false LEAVE TEAM_A" ]
 	[ "$(counters)" = "OPEN 10 12" ]
 	accept sub TEAM_A

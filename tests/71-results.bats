@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
-# Results and Glicko-2 ratings (sql/0025_results.sql): a player of a played match reports its
-# result, the other team confirms or disputes it (the sweeper confirms it 48 hours after the
-# end), and a confirmed result of a competitive match moves every player's rating once.
+# Results and Glicko-2 ratings (sql/0024_open_matches.sql): a player of a played match reports
+# its result, the other team confirms or disputes it (the sweeper confirms it 48 hours after
+# the end), and a confirmed result of a competitive match moves every player's rating once.
 
 bats_require_minimum_version 1.5.0
 

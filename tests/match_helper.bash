@@ -87,3 +87,15 @@ weekday_date() {
 		n=$((n + 1))
 	done
 }
+
+# invitation_of PLAYER_ID: "kind status team" of the player's invitation to $M ("" without one).
+invitation_of() {
+	sql "SELECT kind || ' ' || status || ' ' || coalesce(team, '-') FROM invitations
+	      WHERE match_request_id = '$M' AND player_id = '$1'"
+}
+
+# counters: $M's status, open offers (and hand-overs) of each team, players of each team.
+counters() {
+	sql "SELECT status || ' ' || offers_a || offers_b || ' ' || team_a_count || team_b_count
+	       FROM match_requests WHERE id = '$M'"
+}
