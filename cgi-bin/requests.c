@@ -2,9 +2,10 @@
  * payment (which sends the invitations), list and read them, leave or report absence (handing
  * the place to a substitute or not), check in by GPS and cancel; the waiting list of a full
  * match; weekly series of them (one per week on the same court and time); the feed of open
- * public matches and joining from it; and the result of a played match. Any valid token may
- * act as a player; a request is visible to its active players only, everyone else gets 404
- * (the feed shows open public ones, without their link token).
+ * public matches and joining from it, or asking its players for a place; and the result of
+ * a played match. Any valid token may act as a player; a request is visible to its active
+ * players only, everyone else gets 404 (the feed shows open public ones, without their link
+ * token).
  *
  * Every write is one transaction around one lifecycle function of sql/0010_lifecycle.sql,
  * which locks the match, checks the rules and writes the state, ledger and notifications;
@@ -317,8 +318,9 @@ request_cancel(struct req *r)
  * caller's entry, {"matchRequestId", "playerId", "team", "position", "joinedAt"}: when a
  * place of that team frees, the first player on the list who is free at that time gets an
  * exclusive offer of it (an invitation of kind OFFER, sql/0022_waitlist.sql); 400; 401; 404
- * unknown match; 409 MATCH_NOT_FULL (only a MATCHED match has a list), MATCH_STARTED,
- * ALREADY_IN_MATCH, ALREADY_WAITING. */
+ * unknown match, or PRIVATE and the caller not in it; 409 MATCH_NOT_FULL (only a MATCHED
+ * match has a list), MATCH_STARTED, ALREADY_IN_MATCH, ALREADY_WAITING, LEVEL_MISMATCH (a
+ * competitive PUBLIC match of another level than the caller's effective one). */
 static void
 waitlist_join(struct req *r)
 {
@@ -560,6 +562,111 @@ series_cancel(struct req *r)
 	transition_no_content(r, "SELECT match_series_cancel($1::uuid, $2::uuid)");
 }
 
+/* Answers status with place request id as this transaction sees it, committed. */
+static void
+place_request_answer_json(struct req *r, int status, const char *id)
+{
+	PGresult *res = sql_query(r,
+	    "SELECT json_place_request(q) FROM place_requests q WHERE q.id = $1::uuid", id);
+
+	if (res != NULL)
+		sql_commit_and_send(r, status, db_value(res, 0, 0));
+}
+
+/* POST /api/match/requests/{id}/place-requests [{"team", "message"}]: 201 with the place
+ * request, PENDING: the caller, of another level than this competitive PUBLIC match, asks
+ * its players for a place in team (TEAM_A, TEAM_B or ANY, the default), and each is told;
+ * the match may be OPEN or MATCHED (full: approved, the caller waits on its list); 400; 401;
+ * 404 unknown or PRIVATE; 409 ALREADY_IN_MATCH, MATCH_STARTED, MATCH_NOT_OPEN,
+ * JOIN_INSTEAD (friendly or of the caller's level: join it), PLAYER_BUSY (in another match at
+ * that time), PLACE_REQUEST_EXISTS, and the club's booking rules. */
+static void
+place_request_create(struct req *r)
+{
+	const char *team = "ANY", *message = NULL;
+	PGresult *res;
+
+	body_enum(r, "team", 0, waitlist_teams, &team);
+	if (body_string(r, "message", 0, &message) && message != NULL &&
+	    utf8_chars(message) > REASON_MAX)
+		problem_field(r, "message", "must be at most 500 characters");
+	if (problem_fields_or_send(r) != 0 || sql_begin(r) != 0)
+		return;
+	res = sql_query(r, "SELECT place_request_create($1::uuid, $2::uuid, $3, $4)",
+	    req_param(r, "id"), r->user_id, team, message);
+	if (res != NULL)
+		place_request_answer_json(r, 201, db_value(res, 0, 0));
+}
+
+/* POST /api/match/place-requests/{id}/approve and .../reject: 200 with the place request:
+ * the caller, a player now in its match, answers it (again: nothing changes; an answer may
+ * change while the request is open); one reject makes it REJECTED, every player's approve
+ * APPROVED, the requester granted a PLACE invitation (or a place on the waiting list when no
+ * place is free); 401; 404 unknown or the caller not in the match; 409 PLACE_REQUEST_CLOSED
+ * (approved already, or the match over, confirmed or started). */
+static void
+place_request_respond(struct req *r, bool approve)
+{
+	if (sql_begin(r) != 0 || sql_query(r,
+	    "SELECT place_request_answer($1::uuid, $2::uuid, $3::boolean)",
+	    req_param(r, "id"), r->user_id, approve ? "true" : "false") == NULL)
+		return;
+	place_request_answer_json(r, 200, req_param(r, "id"));
+}
+
+static void
+place_request_approve(struct req *r)
+{
+	place_request_respond(r, true);
+}
+
+static void
+place_request_reject(struct req *r)
+{
+	place_request_respond(r, false);
+}
+
+/* GET /api/match/place-requests/{id}: 200 with the place request; 401; 404 unknown, or the
+ * caller neither its requester nor a player now in its match. */
+static void
+place_request_get(struct req *r)
+{
+	sql_send_json(r, 200, "Place request",
+	    "SELECT json_place_request(q) FROM place_requests q "
+	    " WHERE q.id = $1::uuid "
+	    "   AND (q.player_id = $2::uuid "
+	    "        OR EXISTS (SELECT 1 FROM match_players mp "
+	    "                    WHERE mp.match_request_id = q.match_request_id "
+	    "                      AND mp.player_id = $2::uuid AND mp.left_at IS NULL))",
+	    req_param(r, "id"), r->user_id);
+}
+
+/* GET /api/match/place-requests?limit=&cursor=: 200 with the caller's own place requests
+ * (every status) and the PENDING ones of matches the caller plays in that wait for the
+ * caller's answer (the match still open and not started), newest first, a page at a time
+ * (page.h); 400; 401. */
+static void
+place_requests_list(struct req *r)
+{
+	page_list(r, "tu",
+	    "SELECT json_place_request(q), json_build_array(q.created_at, q.id) "
+	    "  FROM (SELECT q.* FROM place_requests q WHERE q.player_id = $1::uuid "
+	    "        UNION ALL "
+	    "        SELECT q.* FROM match_players mp "
+	    "          JOIN match_requests m ON m.id = mp.match_request_id "
+	    "          JOIN place_requests q ON q.match_request_id = mp.match_request_id "
+	    "         WHERE mp.player_id = $1::uuid AND mp.left_at IS NULL "
+	    "           AND q.status = 'PENDING' "
+	    "           AND m.status IN ('OPEN', 'MATCHED') AND m.starts_at > now() "
+	    "           AND NOT EXISTS (SELECT 1 FROM place_request_answers a "
+	    "                            WHERE a.place_request_id = q.id "
+	    "                              AND a.player_id = $1::uuid)) q "
+	    " WHERE $3::json IS NULL OR (q.created_at, q.id) < "
+	    "       (($3::json->>0)::timestamptz, ($3::json->>1)::uuid) "
+	    " ORDER BY q.created_at DESC, q.id DESC LIMIT $2::int",
+	    r->user_id);
+}
+
 static const struct route routes[] = {
 	{ "GET", "/api/match/requests/my", requests_mine, AUTH_PLAYER, BODY_NONE },
 	{ "POST", "/api/match/requests", request_create, AUTH_PLAYER, BODY_JSON |
@@ -578,6 +685,14 @@ static const struct route routes[] = {
 	{ "POST", "/api/match/requests/{id}/join", request_join, AUTH_PLAYER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },
 	{ "GET", "/api/match/open", open_feed, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/match/requests/{id}/place-requests", place_request_create, AUTH_PLAYER,
+	  BODY_OPTIONAL | ROUTE_IDEMPOTENT },
+	{ "GET", "/api/match/place-requests", place_requests_list, AUTH_PLAYER, BODY_NONE },
+	{ "GET", "/api/match/place-requests/{id}", place_request_get, AUTH_PLAYER, BODY_NONE },
+	{ "POST", "/api/match/place-requests/{id}/approve", place_request_approve, AUTH_PLAYER,
+	  BODY_NONE | ROUTE_IDEMPOTENT },
+	{ "POST", "/api/match/place-requests/{id}/reject", place_request_reject, AUTH_PLAYER,
+	  BODY_NONE | ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/result", result_report, AUTH_PLAYER, BODY_JSON |
 	  ROUTE_IDEMPOTENT },
 	{ "POST", "/api/match/requests/{id}/result/confirm", result_confirm, AUTH_PLAYER,

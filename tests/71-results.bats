@@ -245,3 +245,64 @@ rating_of() {
 	req GET /api/players/me -t "$(token pro)"
 	[ "$(jqr -c '[.rating, .ratingDeviation, .ratedMatches, .effectiveSkillLevel]')" = '[2100,350,0,"PROFESSIONAL"]' ]
 }
+
+@test "invitations, the waiting list and the search's count go by the effective level, which lapses with idle time alone" {
+	ME=$(fixture_player me INTERMEDIATE 40.42 -3.70)
+	ADV=$(fixture_player adv ADVANCED 40.42 -3.70)
+	# a settled ADVANCED rating: kept on the profile with the instant it unsettles, the first
+	# 30-day empty period after which the deviation is 150 or more
+	sql "INSERT INTO player_ratings (player_id, rating, deviation, volatility, rated_matches, rated_at)
+	     VALUES ('$ME', 1900, 100, 0.06, 5, now())" >/dev/null
+	[ "$(sql "SELECT rated_level FROM players WHERE user_id = '$ME'")" = ADVANCED ]
+	[ "$(sql "SELECT (player_rating(user_id, rated_level_until - interval '1 second')).deviation < 150
+	             AND (player_rating(user_id, rated_level_until)).deviation >= 150
+	             AND rated_level_until > now() + interval '1 year'
+	            FROM players WHERE user_id = '$ME'")" = t ]
+	[ "$(sql "SELECT count(*) FROM player_home_cells_drift()")" = 0 ]
+	# paying an ADVANCED match invites the players of that effective level nearby
+	day=$(weekday_date 5)
+	req POST /api/match/requests -t "$(token org)" -d "{\"resourceId\": \"$COURT\", \"bookingDate\": \"$day\",
+		\"startTime\": \"11:00:00\", \"slotDurationMinutes\": 90, \"format\": \"TWO_VS_TWO\",
+		\"skillLevel\": \"ADVANCED\", \"searchLat\": 40.42, \"searchLng\": -3.70}"
+	expect 201
+	adv_match=$(jqr .id)
+	req POST "/api/match/requests/$adv_match/confirm-payment" -t "$(token org)"
+	expect 200
+	[ "$(sql "SELECT string_agg(u.subject, ',' ORDER BY u.subject) FROM invitations i
+	            JOIN users u ON u.id = i.player_id WHERE i.match_request_id = '$adv_match'")" = adv,me ]
+	[ "$(sql "SELECT count(*) FROM eligible_players(40.42, -3.70, 5, 'INTERMEDIATE', 0) WHERE user_id = '$ME'")" = 0 ]
+	# the waiting list of a full competitive match takes its level only; a private one is 404
+	full_match '4 days'
+	req POST "/api/match/requests/$M/waitlist" -t "$(token me)" -d '{"team": "ANY"}'
+	expect_problem 409 LEVEL_MISMATCH
+	private=$(COURT=$(fixture_court "$VENUE" 90) sql_match "$ORG" PENDING_PAYMENT '4 days')
+	sql "UPDATE match_requests SET visibility = 'PRIVATE' WHERE id = '$private';
+	     UPDATE match_requests SET status = 'MATCHED' WHERE id = '$private'" >/dev/null
+	req POST "/api/match/requests/$private/waitlist" -t "$(token me)" -d '{"team": "ANY"}'
+	expect_problem 404 NOT_FOUND
+	req POST "/api/match/requests/$private/waitlist" -t "$(token org)" -d '{"team": "ANY"}'
+	expect_problem 409 ALREADY_IN_MATCH
+	# years without a rated match: the band has lapsed and the declared level is back, with
+	# no write when it happened
+	sql "UPDATE player_ratings SET rated_at = now() - interval '20 years' WHERE player_id = '$ME'" >/dev/null
+	[ "$(sql "SELECT rated_level || ' ' || (rated_level_until < now()) FROM players WHERE user_id = '$ME'")" = "ADVANCED true" ]
+	req GET /api/players/me -t "$(token me)"
+	[ "$(jqr .effectiveSkillLevel)" = INTERMEDIATE ]
+	[ "$(sql "SELECT count(*) FROM eligible_players(40.42, -3.70, 5, 'INTERMEDIATE', 0) WHERE user_id = '$ME'")" = 1 ]
+	req POST "/api/match/requests/$M/waitlist" -t "$(token me)" -d '{"team": "ANY"}'
+	expect 201
+	# the search's count: the cells leave out a level that depends on the clock, the walk
+	# counts it; both agree
+	[ "$(sql "SELECT count(*) FROM player_home_cells_drift()")" = 0 ]
+	[ "$(sql "SELECT sum(players) FROM player_home_cells WHERE skill_level = 'INTERMEDIATE'")" = \
+		"$(sql "SELECT count(*) FROM players WHERE skill_level = 'INTERMEDIATE' AND user_id <> '$ME'
+		          AND home_latitude IS NOT NULL")" ]
+	[ "$(sql "SELECT eligible_players_count(40.42, -3.70, 5, 'INTERMEDIATE', 0, '$ORG', 100)")" = \
+		"$(sql "SELECT eligible_players_count_walk(40.42, -3.70, 5, 'INTERMEDIATE', 0, '$ORG', 100)")" ]
+	# a band equal to the declared level does not depend on the clock: counted by the cells
+	sql "UPDATE player_ratings SET rating = 1500, rated_at = now() WHERE player_id = '$ME'" >/dev/null
+	[ "$(sql "SELECT rated_level FROM players WHERE user_id = '$ME'")" = INTERMEDIATE ]
+	[ "$(sql "SELECT count(*) FROM player_home_cells_drift()")" = 0 ]
+	[ "$(sql "SELECT sum(players) FROM player_home_cells WHERE skill_level = 'INTERMEDIATE'")" = \
+		"$(sql "SELECT count(*) FROM players WHERE skill_level = 'INTERMEDIATE' AND home_latitude IS NOT NULL")" ]
+}

@@ -282,6 +282,9 @@ rule_waitlist_join(struct seq *s, int m, int p, int team)
 	for (k = 0; k < mm->nwait; k++)
 		if (mm->wait[k].player == p && mm->wait[k].end == WE_WAITING)
 			return refuse(s, "ALREADY_WAITING");
+	/* the model's matches are PUBLIC and competitive, its players never rated */
+	if (mm->skill != s->players[p].skill)
+		return refuse(s, "LEVEL_MISMATCH");
 	if (mm->nwait < MAX_WAIT)
 		mm->wait[mm->nwait++] = (struct wait){ .player = p, .team = team };
 	return NULL;
