@@ -603,7 +603,8 @@ place_request_create(struct req *r)
  * change while the request is open); one reject makes it REJECTED, every player's approve
  * APPROVED, the requester granted a PLACE invitation (or a place on the waiting list when no
  * place is free); 401; 404 unknown or the caller not in the match; 409 PLACE_REQUEST_CLOSED
- * (approved already, or the match over, confirmed or started). */
+ * (not open: approved already, the requester in the match, or the match over, confirmed or
+ * started). */
 static void
 place_request_respond(struct req *r, bool approve)
 {
@@ -643,8 +644,8 @@ place_request_get(struct req *r)
 
 /* GET /api/match/place-requests?limit=&cursor=: 200 with the caller's own place requests
  * (every status) and the PENDING ones of matches the caller plays in that wait for the
- * caller's answer (the match still open and not started), newest first, a page at a time
- * (page.h); 400; 401. */
+ * caller's answer (still open: the match open or full and not started, the requester not in
+ * it), newest first, a page at a time (page.h); 400; 401. */
 static void
 place_requests_list(struct req *r)
 {
@@ -656,8 +657,7 @@ place_requests_list(struct req *r)
 	    "          JOIN match_requests m ON m.id = mp.match_request_id "
 	    "          JOIN place_requests q ON q.match_request_id = mp.match_request_id "
 	    "         WHERE mp.player_id = $1::uuid AND mp.left_at IS NULL "
-	    "           AND q.status = 'PENDING' "
-	    "           AND m.status IN ('OPEN', 'MATCHED') AND m.starts_at > now() "
+	    "           AND q.status = 'PENDING' AND place_request_open(q, m, now()) "
 	    "           AND NOT EXISTS (SELECT 1 FROM place_request_answers a "
 	    "                            WHERE a.place_request_id = q.id "
 	    "                              AND a.player_id = $1::uuid)) q "

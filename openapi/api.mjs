@@ -263,7 +263,7 @@ export const schemas = {
 		rating: { type: 'number', description: 'The requester\'s Glicko-2 rating, two decimals.' },
 		team: enumOf('TEAM_A', 'TEAM_B', 'ANY'),
 		message: nullable({ type: 'string' }),
-		status: { ...enumOf('PENDING', 'REJECTED', 'APPROVED', 'CLOSED'), description: 'REJECTED while a player now in the match rejects it (who may turn it into an approve while the request is open); APPROVED once every player now in the match approved (final); CLOSED: not approved before the match started, was confirmed or ended.' },
+		status: { ...enumOf('PENDING', 'REJECTED', 'APPROVED', 'CLOSED'), description: 'REJECTED while a player now in the match rejects it (who may turn it into an approve while the request is open); APPROVED once every player now in the match approved (final); CLOSED: not approved before the match started, was confirmed or ended, or the requester took a place by the link meanwhile.' },
 		answers: {
 			type: 'array', description: 'The answers of the players now in the match, oldest first.',
 			items: object({ playerId: uuid, answer: enumOf('APPROVE', 'REJECT'), answeredAt: timestamp }),

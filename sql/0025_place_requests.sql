@@ -20,6 +20,10 @@
 -- place went to the leaver's substitute or the waiting list, so it never takes a place from
 -- them.
 --
+-- A request is open while it is not approved, its match is OPEN or MATCHED and has not
+-- started, and its player does not play in it: one who took a place by the link meanwhile
+-- is not granted another (place_request_open). A request that is not open reads CLOSED.
+--
 -- One request per player and match: a rejected player does not ask again and again.
 
 -- The invitation kinds that hold a place while PENDING (offers_a / offers_b count them):
@@ -293,6 +297,21 @@ $$;
 COMMENT ON FUNCTION place_request_verdict(uuid, uuid) IS
     'REJECTED, APPROVED or PENDING by the answers of the players now in the match.';
 
+-- Whether place request pr of match m is open at p_now: not approved, the match OPEN or
+-- MATCHED and not started, and its player not in it (they may have come in by the link).
+CREATE FUNCTION place_request_open(pr place_requests, m match_requests, p_now timestamptz)
+    RETURNS boolean
+    LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    RETURN pr.status <> 'APPROVED' AND m.status IN ('OPEN', 'MATCHED') AND m.starts_at > p_now
+       AND NOT EXISTS (SELECT 1 FROM match_players mp
+                        WHERE mp.match_request_id = m.id AND mp.player_id = pr.player_id
+                          AND mp.left_at IS NULL);
+END $$;
+COMMENT ON FUNCTION place_request_open(place_requests, match_requests, timestamptz) IS
+    'A place request is open: not approved, its match open or full and not started, its player not in it.';
+
 -- Decides open place request p_request of locked match p_match again by its answers. Turned
 -- REJECTED, the requester is told PLACE_REQUEST_REJECTED {matchRequestId, placeRequestId}.
 -- Turned APPROVED, the requester is granted a place: a PLACE invitation for a free place no
@@ -316,8 +335,7 @@ BEGIN
     SELECT * INTO pr FROM place_requests WHERE id = p_request FOR UPDATE;
     SELECT * INTO m FROM match_requests WHERE id = p_match;
     v_verdict := place_request_verdict(p_request, p_match);
-    IF pr.status = 'APPROVED' OR v_verdict IS NULL OR v_verdict = pr.status
-       OR m.status NOT IN ('OPEN', 'MATCHED') OR m.starts_at <= p_now THEN
+    IF v_verdict IS NULL OR v_verdict = pr.status OR NOT place_request_open(pr, m, p_now) THEN
         RETURN pr.status;
     END IF;
     IF v_verdict <> 'APPROVED' THEN
@@ -428,8 +446,9 @@ COMMENT ON FUNCTION place_request_create(uuid, uuid, text, text, timestamptz) IS
 
 -- APPROVE or REJECT (p_approve) place request p_request by p_player, a player now in its
 -- match. 404 NOT_FOUND (unknown, or the caller not in the match), 409 PLACE_REQUEST_CLOSED
--- (approved already, or the match over, confirmed or started). A repeat changes nothing; an
--- answer may change while the request is open. Returns the request's status.
+-- (not open: approved already, its player in the match, or the match over, confirmed or
+-- started). A repeat changes nothing; an answer may change while the request is open.
+-- Returns the request's status.
 CREATE FUNCTION place_request_answer(p_request uuid, p_player uuid, p_approve boolean,
                                      p_now timestamptz DEFAULT now())
     RETURNS text
@@ -449,10 +468,9 @@ BEGIN
     END IF;
     PERFORM match_offers_settle(m.id, p_now);
     SELECT * INTO pr FROM place_requests WHERE id = p_request FOR UPDATE;
-    IF pr.status = 'APPROVED' OR m.status NOT IN ('OPEN', 'MATCHED')
-       OR m.starts_at <= p_now THEN
+    IF NOT place_request_open(pr, m, p_now) THEN
         PERFORM lifecycle_fail(409, 'PLACE_REQUEST_CLOSED',
-            'The place request is decided, or its match is no longer open.');
+            'The place request is decided, its player has joined, or its match is no longer open.');
     END IF;
     INSERT INTO place_request_answers (place_request_id, player_id, approve, answered_at)
     VALUES (p_request, p_player, p_approve, p_now)
@@ -466,7 +484,7 @@ COMMENT ON FUNCTION place_request_answer(uuid, uuid, boolean, timestamptz) IS
 
 -- A player who leaves a match no longer counts among those who answer its open place
 -- requests: when the leaving transaction commits (after the freed place went to the leaver's
--- substitute or the waiting list), each is decided again.
+-- substitute or the waiting list), each is decided again, at the leave's instant.
 CREATE FUNCTION place_requests_player_left() RETURNS trigger
     LANGUAGE plpgsql
 AS $$
@@ -478,7 +496,7 @@ BEGIN
          WHERE match_request_id = NEW.match_request_id AND status IN ('PENDING', 'REJECTED')
          ORDER BY created_at, id
     LOOP
-        PERFORM place_request_decide(v_request, NEW.match_request_id, now());
+        PERFORM place_request_decide(v_request, NEW.match_request_id, NEW.left_at);
     END LOOP;
     RETURN NULL;
 END $$;
@@ -491,8 +509,8 @@ CREATE CONSTRAINT TRIGGER match_players_place_requests AFTER UPDATE OF left_at O
 
 -- A place request as its requester and the match's players see it: the requester's
 -- effective level and rating, the answers of the players now in the match and who has yet
--- to answer, and the match (without its link token). An open request of a match that is
--- over, confirmed or started shows CLOSED.
+-- to answer, and the match (without its link token). A request neither approved nor open
+-- (place_request_open) shows CLOSED.
 CREATE FUNCTION json_place_request(pr place_requests) RETURNS json
     LANGUAGE sql STABLE
 AS $$
@@ -505,8 +523,7 @@ AS $$
         'rating', (SELECT round(r.rating::numeric, 2) FROM player_rating(pr.player_id, now()) r),
         'team', pr.team,
         'message', pr.message,
-        'status', CASE WHEN pr.status <> 'APPROVED'
-                            AND (m.status NOT IN ('OPEN', 'MATCHED') OR m.starts_at <= now())
+        'status', CASE WHEN pr.status <> 'APPROVED' AND NOT place_request_open(pr, m, now())
                        THEN 'CLOSED' ELSE pr.status END,
         'answers', COALESCE((SELECT json_agg(json_build_object(
                                         'playerId', mp.player_id,

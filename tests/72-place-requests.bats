@@ -340,3 +340,45 @@ told() {
 	[ "$(told adv PLACE_REQUEST_APPROVED)" = 1 ]
 	[ "$(counters)" = "OPEN 01 21" ]
 }
+
+@test "a requester who takes a place by the link is granted nothing: the request reads CLOSED until they leave" {
+	ask adv '{"team": "TEAM_B"}'
+	answer org approve
+	# the link has no level rule: adv joins TEAM_B with it
+	link=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$M'")
+	req POST "/api/match/join/$link" -t "$(token adv)" -d '{"team": "TEAM_B"}'
+	expect 200
+	req GET "/api/match/place-requests/$PR" -t "$(token adv)"
+	expect 200
+	[ "$(jqr -c '[.status, .invitationId, .waitlisted]')" = '["CLOSED",null,false]' ]
+	# nobody is asked to answer it, and answers are refused, so it grants nothing
+	req GET /api/match/place-requests -t "$(token p1)"
+	expect 200
+	[ "$(jqr length)" = 0 ]
+	answer p1 approve 409
+	expect_problem 409 PLACE_REQUEST_CLOSED
+	[ "$(sql "SELECT status || ' ' || (decided_at IS NULL) FROM place_requests WHERE id = '$PR'")" = "PENDING true" ]
+	[ "$(sql "SELECT count(*) FROM invitations WHERE kind = 'PLACE'")" = 0 ]
+	# once they leave it is open again: org's approve stands, p1 and p2 must approve too
+	req DELETE "/api/match/requests/$M/leave" -t "$(token adv)"
+	expect 204 -
+	answer p1 approve
+	[ "$(jqr .status)" = PENDING ]
+	answer p2 approve
+	[ "$(jqr .status)" = APPROVED ]
+	[ "$(invitation_of "$ADV")" = "PLACE PENDING TEAM_B" ]
+}
+
+@test "a leave decides the open requests at the leave's own instant" {
+	ask adv
+	answer org approve
+	answer p2 approve
+	# p1 leaves at an instant of its own (the lifecycle functions take the clock as p_now):
+	# the grant and the notice carry it, not the commit's
+	at=$(sql "SELECT now() - interval '1 hour'")
+	sql "SELECT match_leave('$M', '$P1', '$at')" >/dev/null
+	[ "$(sql "SELECT decided_at = '$at' FROM place_requests WHERE id = '$PR'")" = t ]
+	[ "$(sql "SELECT sent_at = '$at' AND expires_at = '$at'::timestamptz + interval '15 minutes'
+	            FROM invitations WHERE kind = 'PLACE'")" = t ]
+	[ "$(sql "SELECT created_at = '$at' FROM notifications WHERE type = 'PLACE_REQUEST_APPROVED'")" = t ]
+}
