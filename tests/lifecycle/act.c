@@ -329,6 +329,42 @@ act_waitlist(struct run *r, struct seq *s, bool join)
 	return flow_call(r, s, A_WAITLIST, want, &st, 1);
 }
 
+/* Joins match m from the open-match feed: mostly as someone not in it, of its level or not;
+ * now and then anyone, or a match that does not exist. */
+int
+act_join_open(struct run *r, struct seq *s, int m)
+{
+	int out[MAX_PLAYERS], n = 0, q, p, team = model_rnd(s, 2);
+	bool unknown = model_chance(s, 4);
+	char id[ID_LEN], now[40];
+	const char *params[4] = { id, NULL, team == 0 ? "TEAM_A" : "TEAM_B", now };
+	const char *settle[2] = { id, now };
+	struct stmt st[2] = { { "SELECT match_join_open($1::uuid, $2::uuid, $3::text, "
+	    "$4::timestamptz)", 4, params },
+		/* the API's follow-up to a refusal for a lapsed offer (common/join.c) */
+		{ "SELECT match_offers_settle(m.id, $2::timestamptz) "
+		  "  FROM (SELECT id FROM match_requests WHERE id = $1::uuid FOR UPDATE) m", 2,
+		  settle } };
+	const char *want;
+
+	for (q = 0; q < s->nplayers; q++)
+		if (effect_active_join(&s->matches[m], q) == NULL)
+			out[n++] = q;
+	p = n > 0 && model_chance(s, 85) ? out[model_rnd(s, n)] : model_rnd(s, s->nplayers);
+	params[1] = s->players[p].id;
+	pg_time(s->now, now, sizeof now);
+	if (unknown) {
+		random_uuid(s, id);
+		model_log(r, "p%d joins a match that does not exist from the feed", p);
+		want = rule_join_open(s, -1, p, team);
+		return flow_call(r, s, A_JOIN_OPEN, want, st, 1);
+	}
+	snprintf(id, sizeof id, "%s", s->matches[m].id);
+	model_log(r, "p%d joins m%d from the feed on team %c", p, m, 'A' + team);
+	want = rule_join_open(s, m, p, team);
+	return flow_call(r, s, A_JOIN_OPEN, want, st, refused_join(r, s, m, want));
+}
+
 /* Leaves match m, or reports absence from it; now and then handing the place to another
  * player (the caller, one in the match or busy elsewhere now and then too). */
 int

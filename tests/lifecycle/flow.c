@@ -9,7 +9,7 @@
 
 const char *const action_names[] = { "hold", "series", "pay", "accept", "decline",
 	"join by link", "leave", "absence", "check-in", "cancel", "cancel series", "waitlist",
-	"leave waitlist", "clock", "sweep", "edge" };
+	"leave waitlist", "join from feed", "clock", "sweep", "edge" };
 
 /* The outcome counted for a series made with a date skipped. */
 static const char series_skipping[] = "series with a date skipped";
@@ -521,6 +521,7 @@ choose(struct seq *s)
 	w[A_SERIES_CANCEL] = s->nseries > 0 ? 3 : 0;
 	w[A_WAITLIST] = any(s, is_full) ? 30 : 1;
 	w[A_UNWAITLIST] = 2;
+	w[A_JOIN_OPEN] = any(s, is_open) ? 8 : 1;
 	if (any(s, awaited)) {	/* free a place someone waits for */
 		w[A_LEAVE] += 20;
 		w[A_ABSENCE] += 30;
@@ -578,6 +579,7 @@ flow_step(struct run *r, struct seq *s, int k)
 	case A_SERIES_CANCEL: rc = act_series_cancel(r, s); break;
 	case A_WAITLIST: rc = act_waitlist(r, s, true); break;
 	case A_UNWAITLIST: rc = act_waitlist(r, s, false); break;
+	case A_JOIN_OPEN: rc = act_join_open(r, s, pick_match(s, 80, is_open)); break;
 	case A_PAY: rc = act_pay(r, s, pick_match(s, 85, awaits_payment)); break;
 	case A_ACCEPT: rc = act_answer(r, s, true); break;
 	case A_DECLINE: rc = act_answer(r, s, false); break;

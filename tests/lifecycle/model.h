@@ -245,6 +245,8 @@ const char *rule_checkin(struct seq *s, int m, int p, bool near, bool accurate);
 const char *rule_cancel(struct seq *s, int m, int p);
 const char *rule_waitlist_join(struct seq *s, int m, int p, int team);
 const char *rule_waitlist_leave(struct seq *s, int m, int p);
+/* m -1: a match that does not exist. */
+const char *rule_join_open(struct seq *s, int m, int p, int team);
 long rule_settle(struct seq *s, int m);
 void rule_sweep(struct seq *s, struct sweep_counts *c);
 
@@ -352,8 +354,8 @@ enum { T_SETUP, T_STEPS, T_SWEEPS };
 
 /* ---- flow.c: the steps ---- */
 enum action { A_HOLD, A_SERIES, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE,
-	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_WAITLIST, A_UNWAITLIST, A_CLOCK, A_SWEEP, A_EDGE,
-	A_COUNT };
+	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_WAITLIST, A_UNWAITLIST, A_JOIN_OPEN, A_CLOCK,
+	A_SWEEP, A_EDGE, A_COUNT };
 extern const char *const action_names[];
 
 /* Step k of a sequence: a random action, its answer and the state after it checked; 0, or
@@ -382,5 +384,6 @@ int act_withdraw(struct run *r, struct seq *s, int m, bool leave);
 int act_checkin(struct run *r, struct seq *s, int m);
 int act_cancel(struct run *r, struct seq *s, int m);
 int act_waitlist(struct run *r, struct seq *s, bool join);
+int act_join_open(struct run *r, struct seq *s, int m);
 
 #endif

@@ -290,6 +290,20 @@ rule_waitlist_join(struct seq *s, int m, int p, int team)
 	return NULL;
 }
 
+/* JOIN from the open-match feed: a PUBLIC match (the model's all are), of the caller's level
+ * unless they are in it already (the model's players are never rated: their level is the
+ * declared one); then the link's rules. */
+const char *
+rule_join_open(struct seq *s, int m, int p, int team)
+{
+	if (m < 0)
+		return "NOT_FOUND";
+	if (effect_active_join(&s->matches[m], p) == NULL &&
+	    s->matches[m].skill != s->players[p].skill)
+		return "LEVEL_MISMATCH";
+	return join(s, m, p, team, false);
+}
+
 const char *
 rule_waitlist_leave(struct seq *s, int m, int p)
 {
