@@ -214,7 +214,9 @@ act_answer(struct run *r, struct seq *s, bool accept)
 
 	for (m = 0; m < s->nmatches; m++)
 		for (q = 0; q < s->nplayers; q++)
-			if (s->matches[m].inv[q] == INV_PENDING && s->matches[m].inv_kind[q] == IK_OFFER) {
+			if (s->matches[m].inv[q] == INV_PENDING &&
+			    (s->matches[m].inv_kind[q] == IK_OFFER ||
+			     s->matches[m].inv_kind[q] == IK_PLACE)) {
 				ms[n] = m;
 				qs[n++] = q;
 			}
@@ -235,8 +237,9 @@ act_answer(struct run *r, struct seq *s, bool accept)
 	}
 	p = model_chance(s, 90) ? q : model_rnd(s, s->nplayers);
 	team = model_rnd(s, 2);
-	if (s->matches[m].inv_kind[q] == IK_OFFER && model_chance(s, 80))
-		team = s->matches[m].inv_team[q];	/* an offer is for its team */
+	if ((s->matches[m].inv_kind[q] == IK_OFFER || s->matches[m].inv_kind[q] == IK_PLACE) &&
+	    model_chance(s, 80))
+		team = s->matches[m].inv_team[q];	/* an offer is for its team, a place too */
 	if (s->matches[m].inv[q] != INV_NONE)
 		snprintf(id, sizeof id, "%s", s->matches[m].inv_id[q]);
 	else
@@ -299,11 +302,11 @@ act_waitlist(struct run *r, struct seq *s, bool join)
 	const char *want;
 
 	for (m = 0; m < s->nmatches; m++)
-		if (join ? s->matches[m].status == ST_MATCHED && s->matches[m].nwait < MAX_WAIT :
+		if (join ? s->matches[m].status == ST_MATCHED && s->matches[m].nwait < WAIT_DRAWN :
 		    s->matches[m].nwait > 0)
 			ms[n++] = m;
 	m = n > 0 && model_chance(s, 90) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
-	if (join && s->matches[m].nwait == MAX_WAIT)
+	if (join && s->matches[m].nwait >= WAIT_DRAWN)
 		join = false;	/* the model keeps no more entries */
 	p = model_rnd(s, s->nplayers);
 	for (k = 0; !join && k < s->matches[m].nwait && model_chance(s, 85); k++)
@@ -363,6 +366,144 @@ act_join_open(struct run *r, struct seq *s, int m)
 	model_log(r, "p%d joins m%d from the feed on team %c", p, m, 'A' + team);
 	want = rule_join_open(s, m, p, team);
 	return flow_call(r, s, A_JOIN_OPEN, want, st, refused_join(r, s, m, want));
+}
+
+/* A match that takes place requests: open or full, not started. */
+static bool
+requestable(const struct seq *s, int m)
+{
+	const struct match *mm = &s->matches[m];
+
+	return (mm->status == ST_OPEN || mm->status == ST_MATCHED) && mm->starts > s->now;
+}
+
+/* Whether p may ask for a place in match m: of another level, not in it, not asked yet. */
+static bool
+may_ask(struct seq *s, int m, int p)
+{
+	const struct match *mm = &s->matches[m];
+	int k;
+
+	for (k = 0; k < mm->nreq; k++)
+		if (mm->req[k].player == p)
+			return false;
+	return s->players[p].skill != mm->skill && effect_active_join(&s->matches[m], p) == NULL;
+}
+
+/* With pct percent a player who may ask for a place in match m, when there is one; else
+ * anyone. */
+static int
+asker(struct seq *s, int m, int pct)
+{
+	int ps[MAX_PLAYERS], n = 0, q;
+
+	for (q = 0; q < s->nplayers; q++)
+		if (may_ask(s, m, q))
+			ps[n++] = q;
+	return n > 0 && model_chance(s, pct) ? ps[model_rnd(s, n)] : model_rnd(s, s->nplayers);
+}
+
+/* Asks for a place (TEAM_A, TEAM_B or ANY): mostly in a match open or full and not started,
+ * as a player of another level who may; now and then anywhere, as anyone, or in a match that
+ * does not exist. */
+int
+act_place_request(struct run *r, struct seq *s)
+{
+	static const char *const teams[] = { "TEAM_A", "TEAM_B", "ANY" };
+	int ms[MAX_MATCHES], n = 0, m, p, team = model_rnd(s, 3);
+	bool unknown = model_chance(s, 4);
+	char id[ID_LEN], now[40];
+	const char *params[5] = { id, NULL, teams[team],
+		model_chance(s, 50) ? "I play at another level: may I join?" : NULL, now };
+	struct stmt st = { "SELECT place_request_create($1::uuid, $2::uuid, $3::text, $4::text, "
+	    "$5::timestamptz)", 5, params };
+	const char *want;
+
+	for (m = 0; m < s->nmatches; m++)
+		if (requestable(s, m))
+			ms[n++] = m;
+	m = n > 0 && model_chance(s, 90) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
+	p = asker(s, m, 85);
+	params[1] = s->players[p].id;
+	pg_time(s->now, now, sizeof now);
+	if (unknown) {
+		random_uuid(s, id);
+		model_log(r, "p%d asks for a place in a match that does not exist", p);
+		want = rule_place_request(s, -1, p, team);
+		return flow_call(r, s, A_PLACE_REQUEST, want, &st, 1);
+	}
+	snprintf(id, sizeof id, "%s", s->matches[m].id);
+	model_log(r, "p%d asks for a place in m%d for %s", p, m, teams[team]);
+	want = rule_place_request(s, m, p, team);
+	return flow_call(r, s, A_PLACE_REQUEST, want, &st, 1);
+}
+
+/* A player now in match m to answer request k: with pct percent one who has not answered it
+ * yet, when there is one; else any of them, or -1 when there is none. */
+static int
+answerer(struct seq *s, int m, int k, int pct)
+{
+	const struct match *mm = &s->matches[m];
+	int fresh[MAX_JOINS], n = 0, i;
+
+	for (i = 0; i < mm->njoins; i++)
+		if (mm->joins[i].left == LEFT_NONE &&
+		    mm->req[k].answer[mm->joins[i].player] == ANS_NONE)
+			fresh[n++] = mm->joins[i].player;
+	return n > 0 && model_chance(s, pct) ? fresh[model_rnd(s, n)] : someone_in(s, m, true);
+}
+
+/* Answers a place request: mostly an open one, by a player now in its match, one who has not
+ * answered yet (mostly approving) or one who has (changing the answer or repeating it); now
+ * and then one approved or of a match no longer open, by anyone, or one that does not exist. */
+int
+act_place_answer(struct run *r, struct seq *s)
+{
+	int ms[2][MAX_MATCHES * MAX_REQUESTS], ks[2][MAX_MATCHES * MAX_REQUESTS], n[2] = { 0 };
+	int m, k, p, open;
+	bool approve;
+	char id[ID_LEN], now[40];
+	const char *params[4] = { id, NULL, NULL, now };
+	struct stmt st = { "SELECT place_request_answer($1::uuid, $2::uuid, $3::boolean, "
+	    "$4::timestamptz)", 4, params };
+	const char *want;
+
+	for (m = 0; m < s->nmatches; m++)
+		for (k = 0; k < s->matches[m].nreq; k++) {
+			open = s->matches[m].req[k].status != PR_APPROVED && requestable(s, m);
+			ms[open][n[open]] = m;
+			ks[open][n[open]++] = k;
+		}
+	open = n[0] == 0 || (n[1] > 0 && model_chance(s, 85));
+	pg_time(s->now, now, sizeof now);
+	if (n[open] == 0 || model_chance(s, 4)) {
+		random_uuid(s, id);	/* a place request that does not exist */
+		p = model_rnd(s, s->nplayers);
+		approve = model_chance(s, 50);
+		params[1] = s->players[p].id;
+		params[2] = approve ? "true" : "false";
+		model_log(r, "p%d %s a place request that does not exist", p,
+		    approve ? "approves" : "rejects");
+		want = rule_place_answer(s, -1, -1, p, approve);
+		return flow_call(r, s, A_PLACE_ANSWER, want, &st, 1);
+	}
+	k = model_rnd(s, n[open]);
+	m = ms[open][k];
+	k = ks[open][k];
+	p = model_chance(s, 90) ? answerer(s, m, k, 60) : -1;
+	if (p < 0)
+		p = model_rnd(s, s->nplayers);
+	if (s->matches[m].req[k].answer[p] == ANS_NONE)
+		approve = model_chance(s, 80);
+	else	/* changed half the time, repeated the other half */
+		approve = (s->matches[m].req[k].answer[p] == ANS_APPROVE) == model_chance(s, 50);
+	snprintf(id, sizeof id, "%s", s->matches[m].req[k].id);
+	params[1] = s->players[p].id;
+	params[2] = approve ? "true" : "false";
+	model_log(r, "p%d %s the place request of p%d to m%d", p, approve ? "approves" : "rejects",
+	    s->matches[m].req[k].player, m);
+	want = rule_place_answer(s, m, k, p, approve);
+	return flow_call(r, s, A_PLACE_ANSWER, want, &st, 1);
 }
 
 /* Leaves match m, or reports absence from it; now and then handing the place to another
