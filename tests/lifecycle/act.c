@@ -39,14 +39,29 @@ player_of(struct seq *s, int m, bool organizer_too, int pct)
 	return p >= 0 ? p : model_rnd(s, s->nplayers);
 }
 
+/* A player not in match m (there is always one: a match has room for fewer than the
+ * players), mostly of another level than its: one who may ask for a place in it. */
+static int
+outsider(struct seq *s, int m)
+{
+	int p, tries = model_chance(s, 60) ? 16 : 0;
+
+	do
+		p = model_rnd(s, s->nplayers);
+	while (effect_active_join(&s->matches[m], p) != NULL ||
+	    (tries-- > 0 && s->players[p].skill == s->matches[m].skill));
+	return p;
+}
+
 /* A hold as the driver asks for it: mostly on a court's grid in the coming days, sometimes
- * on a slot a match has or had, off the grid or of another length. */
+ * on a slot a match has or had (or the other court's slot at that time, held by a player not
+ * in that match, who then plays at its time), off the grid or of another length. */
 static void
 draw_hold(struct seq *s, struct hold *h)
 {
 	static const int hold_seconds[] = { 900, 900, 900, 120, 3600 };
 	static const int days[] = { 0, 1, 1, 2, 3, 3, 4, 5 };
-	int slots;
+	int slots, then = -1;
 
 	h->court = model_rnd(s, s->ncourts);
 	if (s->nmatches > 0 && model_chance(s, 20)) {	/* a slot a match has, or had */
@@ -54,6 +69,12 @@ draw_hold(struct seq *s, struct hold *h)
 
 		h->court = m->court;
 		h->starts = m->starts;
+		if (s->ncourts > 1 && model_chance(s, 30)) {
+			then = (int)(m - s->matches);
+			h->court = 1 - m->court;
+			h->starts -= (h->starts % DAY - 8 * HOUR) %
+			    (s->courts[h->court].duration * MINUTE);
+		}
 	} else {
 		slots = 14 * 60 / s->courts[h->court].duration;
 		h->starts = (s->now / DAY + days[model_rnd(s, 8)]) * DAY + 8 * HOUR +
@@ -68,6 +89,8 @@ draw_hold(struct seq *s, struct hold *h)
 	/* regulars: p0 organizes often and p1 joins often, so that a player collects enough
 	 * matches for the no-show ban to come into play */
 	h->organizer = model_chance(s, s->busy ? 85 : 40) ? 0 : model_rnd(s, s->nplayers);
+	if (then >= 0)
+		h->organizer = outsider(s, then);
 	h->hold_seconds = hold_seconds[model_rnd(s, 5)];
 	h->radius_km = model_chance(s, 50) ? 5 : 10;
 }
@@ -404,13 +427,14 @@ asker(struct seq *s, int m, int pct)
 }
 
 /* Asks for a place (TEAM_A, TEAM_B or ANY): mostly in a match open or full and not started,
- * as a player of another level who may; now and then anywhere, as anyone, or in a match that
- * does not exist. */
+ * as a player of another level who may (now and then one who plays elsewhere then, when there
+ * is one); now and then anywhere, as anyone, or in a match that does not exist. */
 int
 act_place_request(struct run *r, struct seq *s)
 {
 	static const char *const teams[] = { "TEAM_A", "TEAM_B", "ANY" };
-	int ms[MAX_MATCHES], n = 0, m, p, team = model_rnd(s, 3);
+	int ms[MAX_MATCHES], n = 0, bm[MAX_MATCHES * MAX_PLAYERS], bp[MAX_MATCHES * MAX_PLAYERS];
+	int nb = 0, m, p, team = model_rnd(s, 3);
 	bool unknown = model_chance(s, 4);
 	char id[ID_LEN], now[40];
 	const char *params[5] = { id, NULL, teams[team],
@@ -419,11 +443,24 @@ act_place_request(struct run *r, struct seq *s)
 	    "$5::timestamptz)", 5, params };
 	const char *want;
 
-	for (m = 0; m < s->nmatches; m++)
-		if (requestable(s, m))
-			ms[n++] = m;
-	m = n > 0 && model_chance(s, 90) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
-	p = asker(s, m, 85);
+	for (m = 0; m < s->nmatches; m++) {
+		if (!requestable(s, m))
+			continue;
+		ms[n++] = m;
+		for (p = 0; p < s->nplayers; p++)
+			if (may_ask(s, m, p) && effect_busy(s, m, p)) {
+				bm[nb] = m;
+				bp[nb++] = p;
+			}
+	}
+	if (nb > 0 && model_chance(s, 60)) {
+		nb = model_rnd(s, nb);
+		m = bm[nb];
+		p = bp[nb];
+	} else {
+		m = n > 0 && model_chance(s, 90) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
+		p = asker(s, m, 85);
+	}
 	params[1] = s->players[p].id;
 	pg_time(s->now, now, sizeof now);
 	if (unknown) {
