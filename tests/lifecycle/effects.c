@@ -419,7 +419,6 @@ effect_complete(struct seq *s, int m)
 	return effect_reliability(s, players, m, kinds, n);
 }
 
-
 /* The status place request k of match m has by the answers of the players now in the
  * match: REJECTED when one of them rejects it, APPROVED when every one approves it. */
 static int
