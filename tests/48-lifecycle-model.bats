@@ -1,9 +1,13 @@
 #!/usr/bin/env bats
 # The randomized state-machine test of the match lifecycle (tests/lifecycle/): thousands of
 # random sequences of calls to the functions of sql/0010_lifecycle.sql, to the weekly series
-# of sql/0021_series.sql, to the waiting lists and offers of sql/0022_waitlist.sql and to the
-# hand-overs of sql/0023_handover.sql, with a test clock, each step checked against a
-# reference model and the invariants read from the database.
+# of sql/0021_series.sql, to the waiting lists and offers of sql/0022_waitlist.sql, to the
+# hand-overs of sql/0023_handover.sql, to joining from the open-match feed of
+# sql/0024_open_matches.sql (players of two levels: LEVEL_MISMATCH) and to the place requests
+# of sql/0025_place_requests.sql (made, approved and rejected by the players in the match,
+# answers changed, decided again by a leave; granted as a PLACE invitation, taken, declined
+# or lapsed, or as a place on the waiting list), with a test clock, each step checked against
+# a reference model and the invariants read from the database.
 #
 # The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
 # make test runs the suite in several modes side by side on a small shared machine, so the
@@ -53,7 +57,7 @@ agrees() {
 # report OUTPUT: the seed and summary lines of a run, shown in the suite's output even when
 # the test passes.
 report() {
-	grep -E '^(# lifecycle-model: seed|# offers:|# hand-overs:|ok - lifecycle model:)' <<<"$1" |
+	grep -E '^(# lifecycle-model: seed|# offers:|# hand-overs:|# place requests:|ok - lifecycle model:)' <<<"$1" |
 		sed 's/^\(ok\)/# \1/' >&3
 }
 
@@ -122,8 +126,9 @@ model_split() {
 }
 
 # A waiting list takes a full match, a player waiting, a place freed and an answer: more
-# steps than most sequences have. Longer ones make offers often enough to count on.
-@test "long sequences with waiting lists and hand-overs agree with the model: places offered, handed over, taken, turned down and lapsed" {
+# steps than most sequences have, as does a place request answered by every player of its
+# match. Longer ones make offers and grant requests often enough to count on.
+@test "long sequences with waiting lists, hand-overs and place requests agree with the model: places offered, handed over, requested, granted, taken, turned down and lapsed" {
 	n=$([ "$COURTS_MODE" = cgi ] && echo 300 || echo 60)
 	run "$COURTS_BUILD/tools/lifecycle-model" --sequences "$n" --steps 25-40 --seed "$SEED"
 	echo "$output"
@@ -141,6 +146,20 @@ model_split() {
 		[[ "$output" =~ $'\n'"# hand-over declined: ok "[1-9] ]] &&
 		[[ "$output" =~ $'\n'"# absence: "[^$'\n']*" SUBSTITUTE_UNAVAILABLE "[1-9] ]] &&
 		[[ "$output" =~ $'\n'"# hand-overs: made "[1-9][0-9]*", refilled "[1-9] ]]
+	}
+	# place requests were made; in the full run also approved (with a PLACE invitation and,
+	# the match full, with a place on the waiting list), rejected, and a PLACE taken; players
+	# joined from the feed, and some of another level were refused
+	re='# place requests: made ([0-9]+), approved ([0-9]+), rejected ([0-9]+), '
+	re+='granted as invitation ([0-9]+), waitlisted ([0-9]+), taken ([0-9]+)'
+	[[ "$output" =~ $'\n'$re ]]
+	[ "${BASH_REMATCH[1]}" -gt 0 ]
+	[ "$COURTS_MODE" != cgi ] || {
+		[ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[3]}" -gt 0 ] &&
+		[ "${BASH_REMATCH[4]}" -gt 0 ] && [ "${BASH_REMATCH[5]}" -gt 0 ] &&
+		[ "${BASH_REMATCH[6]}" -gt 0 ] &&
+		[[ "$output" =~ $'\n'"# join from feed:"[^$'\n']*" ok "[1-9] ]] &&
+		[[ "$output" =~ $'\n'"# join from feed:"[^$'\n']*" LEVEL_MISMATCH "[1-9] ]]
 	}
 	[ "$(sql "SELECT count(*) FROM free_slots_drift()")" = 0 ]
 }

@@ -39,14 +39,29 @@ player_of(struct seq *s, int m, bool organizer_too, int pct)
 	return p >= 0 ? p : model_rnd(s, s->nplayers);
 }
 
+/* A player not in match m (there is always one: a match has room for fewer than the
+ * players), mostly of another level than its: one who may ask for a place in it. */
+static int
+outsider(struct seq *s, int m)
+{
+	int p, tries = model_chance(s, 60) ? 16 : 0;
+
+	do
+		p = model_rnd(s, s->nplayers);
+	while (effect_active_join(&s->matches[m], p) != NULL ||
+	    (tries-- > 0 && s->players[p].skill == s->matches[m].skill));
+	return p;
+}
+
 /* A hold as the driver asks for it: mostly on a court's grid in the coming days, sometimes
- * on a slot a match has or had, off the grid or of another length. */
+ * on a slot a match has or had (or the other court's slot at that time, held by a player not
+ * in that match, who then plays at its time), off the grid or of another length. */
 static void
 draw_hold(struct seq *s, struct hold *h)
 {
 	static const int hold_seconds[] = { 900, 900, 900, 120, 3600 };
 	static const int days[] = { 0, 1, 1, 2, 3, 3, 4, 5 };
-	int slots;
+	int slots, then = -1;
 
 	h->court = model_rnd(s, s->ncourts);
 	if (s->nmatches > 0 && model_chance(s, 20)) {	/* a slot a match has, or had */
@@ -54,6 +69,12 @@ draw_hold(struct seq *s, struct hold *h)
 
 		h->court = m->court;
 		h->starts = m->starts;
+		if (s->ncourts > 1 && model_chance(s, 30)) {
+			then = (int)(m - s->matches);
+			h->court = 1 - m->court;
+			h->starts -= (h->starts % DAY - 8 * HOUR) %
+			    (s->courts[h->court].duration * MINUTE);
+		}
 	} else {
 		slots = 14 * 60 / s->courts[h->court].duration;
 		h->starts = (s->now / DAY + days[model_rnd(s, 8)]) * DAY + 8 * HOUR +
@@ -68,6 +89,8 @@ draw_hold(struct seq *s, struct hold *h)
 	/* regulars: p0 organizes often and p1 joins often, so that a player collects enough
 	 * matches for the no-show ban to come into play */
 	h->organizer = model_chance(s, s->busy ? 85 : 40) ? 0 : model_rnd(s, s->nplayers);
+	if (then >= 0)
+		h->organizer = outsider(s, then);
 	h->hold_seconds = hold_seconds[model_rnd(s, 5)];
 	h->radius_km = model_chance(s, 50) ? 5 : 10;
 }
@@ -214,7 +237,9 @@ act_answer(struct run *r, struct seq *s, bool accept)
 
 	for (m = 0; m < s->nmatches; m++)
 		for (q = 0; q < s->nplayers; q++)
-			if (s->matches[m].inv[q] == INV_PENDING && s->matches[m].inv_kind[q] == IK_OFFER) {
+			if (s->matches[m].inv[q] == INV_PENDING &&
+			    (s->matches[m].inv_kind[q] == IK_OFFER ||
+			     s->matches[m].inv_kind[q] == IK_PLACE)) {
 				ms[n] = m;
 				qs[n++] = q;
 			}
@@ -235,8 +260,9 @@ act_answer(struct run *r, struct seq *s, bool accept)
 	}
 	p = model_chance(s, 90) ? q : model_rnd(s, s->nplayers);
 	team = model_rnd(s, 2);
-	if (s->matches[m].inv_kind[q] == IK_OFFER && model_chance(s, 80))
-		team = s->matches[m].inv_team[q];	/* an offer is for its team */
+	if ((s->matches[m].inv_kind[q] == IK_OFFER || s->matches[m].inv_kind[q] == IK_PLACE) &&
+	    model_chance(s, 80))
+		team = s->matches[m].inv_team[q];	/* an offer is for its team, a place too */
 	if (s->matches[m].inv[q] != INV_NONE)
 		snprintf(id, sizeof id, "%s", s->matches[m].inv_id[q]);
 	else
@@ -299,11 +325,11 @@ act_waitlist(struct run *r, struct seq *s, bool join)
 	const char *want;
 
 	for (m = 0; m < s->nmatches; m++)
-		if (join ? s->matches[m].status == ST_MATCHED && s->matches[m].nwait < MAX_WAIT :
+		if (join ? s->matches[m].status == ST_MATCHED && s->matches[m].nwait < WAIT_DRAWN :
 		    s->matches[m].nwait > 0)
 			ms[n++] = m;
 	m = n > 0 && model_chance(s, 90) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
-	if (join && s->matches[m].nwait == MAX_WAIT)
+	if (join && s->matches[m].nwait >= WAIT_DRAWN)
 		join = false;	/* the model keeps no more entries */
 	p = model_rnd(s, s->nplayers);
 	for (k = 0; !join && k < s->matches[m].nwait && model_chance(s, 85); k++)
@@ -327,6 +353,194 @@ act_waitlist(struct run *r, struct seq *s, bool join)
 	model_log(r, "p%d joins the waiting list of m%d for %s", p, m, teams[team]);
 	want = rule_waitlist_join(s, m, p, team);
 	return flow_call(r, s, A_WAITLIST, want, &st, 1);
+}
+
+/* Joins match m from the open-match feed: mostly as someone not in it, of its level or not;
+ * now and then anyone, or a match that does not exist. */
+int
+act_join_open(struct run *r, struct seq *s, int m)
+{
+	int out[MAX_PLAYERS], n = 0, q, p, team = model_rnd(s, 2);
+	bool unknown = model_chance(s, 4);
+	char id[ID_LEN], now[40];
+	const char *params[4] = { id, NULL, team == 0 ? "TEAM_A" : "TEAM_B", now };
+	const char *settle[2] = { id, now };
+	struct stmt st[2] = { { "SELECT match_join_open($1::uuid, $2::uuid, $3::text, "
+	    "$4::timestamptz)", 4, params },
+		/* the API's follow-up to a refusal for a lapsed offer (common/join.c) */
+		{ "SELECT match_offers_settle(m.id, $2::timestamptz) "
+		  "  FROM (SELECT id FROM match_requests WHERE id = $1::uuid FOR UPDATE) m", 2,
+		  settle } };
+	const char *want;
+
+	for (q = 0; q < s->nplayers; q++)
+		if (effect_active_join(&s->matches[m], q) == NULL)
+			out[n++] = q;
+	p = n > 0 && model_chance(s, 85) ? out[model_rnd(s, n)] : model_rnd(s, s->nplayers);
+	params[1] = s->players[p].id;
+	pg_time(s->now, now, sizeof now);
+	if (unknown) {
+		random_uuid(s, id);
+		model_log(r, "p%d joins a match that does not exist from the feed", p);
+		want = rule_join_open(s, -1, p, team);
+		return flow_call(r, s, A_JOIN_OPEN, want, st, 1);
+	}
+	snprintf(id, sizeof id, "%s", s->matches[m].id);
+	model_log(r, "p%d joins m%d from the feed on team %c", p, m, 'A' + team);
+	want = rule_join_open(s, m, p, team);
+	return flow_call(r, s, A_JOIN_OPEN, want, st, refused_join(r, s, m, want));
+}
+
+/* A match that takes place requests: open or full, not started. */
+static bool
+requestable(const struct seq *s, int m)
+{
+	const struct match *mm = &s->matches[m];
+
+	return (mm->status == ST_OPEN || mm->status == ST_MATCHED) && mm->starts > s->now;
+}
+
+/* Whether p may ask for a place in match m: of another level, not in it, not asked yet. */
+static bool
+may_ask(struct seq *s, int m, int p)
+{
+	const struct match *mm = &s->matches[m];
+	int k;
+
+	for (k = 0; k < mm->nreq; k++)
+		if (mm->req[k].player == p)
+			return false;
+	return s->players[p].skill != mm->skill && effect_active_join(&s->matches[m], p) == NULL;
+}
+
+/* With pct percent a player who may ask for a place in match m, when there is one; else
+ * anyone. */
+static int
+asker(struct seq *s, int m, int pct)
+{
+	int ps[MAX_PLAYERS], n = 0, q;
+
+	for (q = 0; q < s->nplayers; q++)
+		if (may_ask(s, m, q))
+			ps[n++] = q;
+	return n > 0 && model_chance(s, pct) ? ps[model_rnd(s, n)] : model_rnd(s, s->nplayers);
+}
+
+/* Asks for a place (TEAM_A, TEAM_B or ANY): mostly in a match open or full and not started,
+ * as a player of another level who may (now and then one who plays elsewhere then, when there
+ * is one); now and then anywhere, as anyone, or in a match that does not exist. */
+int
+act_place_request(struct run *r, struct seq *s)
+{
+	static const char *const teams[] = { "TEAM_A", "TEAM_B", "ANY" };
+	int ms[MAX_MATCHES], n = 0, bm[MAX_MATCHES * MAX_PLAYERS], bp[MAX_MATCHES * MAX_PLAYERS];
+	int nb = 0, m, p, team = model_rnd(s, 3);
+	bool unknown = model_chance(s, 4);
+	char id[ID_LEN], now[40];
+	const char *params[5] = { id, NULL, teams[team],
+		model_chance(s, 50) ? "I play at another level: may I join?" : NULL, now };
+	struct stmt st = { "SELECT place_request_create($1::uuid, $2::uuid, $3::text, $4::text, "
+	    "$5::timestamptz)", 5, params };
+	const char *want;
+
+	for (m = 0; m < s->nmatches; m++) {
+		if (!requestable(s, m))
+			continue;
+		ms[n++] = m;
+		for (p = 0; p < s->nplayers; p++)
+			if (may_ask(s, m, p) && effect_busy(s, m, p)) {
+				bm[nb] = m;
+				bp[nb++] = p;
+			}
+	}
+	if (nb > 0 && model_chance(s, 60)) {
+		nb = model_rnd(s, nb);
+		m = bm[nb];
+		p = bp[nb];
+	} else {
+		m = n > 0 && model_chance(s, 90) ? ms[model_rnd(s, n)] : model_rnd(s, s->nmatches);
+		p = asker(s, m, 85);
+	}
+	params[1] = s->players[p].id;
+	pg_time(s->now, now, sizeof now);
+	if (unknown) {
+		random_uuid(s, id);
+		model_log(r, "p%d asks for a place in a match that does not exist", p);
+		want = rule_place_request(s, -1, p, team);
+		return flow_call(r, s, A_PLACE_REQUEST, want, &st, 1);
+	}
+	snprintf(id, sizeof id, "%s", s->matches[m].id);
+	model_log(r, "p%d asks for a place in m%d for %s", p, m, teams[team]);
+	want = rule_place_request(s, m, p, team);
+	return flow_call(r, s, A_PLACE_REQUEST, want, &st, 1);
+}
+
+/* A player now in match m to answer request k: with pct percent one who has not answered it
+ * yet, when there is one; else any of them, or -1 when there is none. */
+static int
+answerer(struct seq *s, int m, int k, int pct)
+{
+	const struct match *mm = &s->matches[m];
+	int fresh[MAX_JOINS], n = 0, i;
+
+	for (i = 0; i < mm->njoins; i++)
+		if (mm->joins[i].left == LEFT_NONE &&
+		    mm->req[k].answer[mm->joins[i].player] == ANS_NONE)
+			fresh[n++] = mm->joins[i].player;
+	return n > 0 && model_chance(s, pct) ? fresh[model_rnd(s, n)] : someone_in(s, m, true);
+}
+
+/* Answers a place request: mostly an open one, by a player now in its match, one who has not
+ * answered yet (mostly approving) or one who has (changing the answer or repeating it); now
+ * and then one approved or of a match no longer open, by anyone, or one that does not exist. */
+int
+act_place_answer(struct run *r, struct seq *s)
+{
+	int ms[2][MAX_MATCHES * MAX_REQUESTS], ks[2][MAX_MATCHES * MAX_REQUESTS], n[2] = { 0 };
+	int m, k, p, open;
+	bool approve;
+	char id[ID_LEN], now[40];
+	const char *params[4] = { id, NULL, NULL, now };
+	struct stmt st = { "SELECT place_request_answer($1::uuid, $2::uuid, $3::boolean, "
+	    "$4::timestamptz)", 4, params };
+	const char *want;
+
+	for (m = 0; m < s->nmatches; m++)
+		for (k = 0; k < s->matches[m].nreq; k++) {
+			open = s->matches[m].req[k].status != PR_APPROVED && requestable(s, m);
+			ms[open][n[open]] = m;
+			ks[open][n[open]++] = k;
+		}
+	open = n[0] == 0 || (n[1] > 0 && model_chance(s, 85));
+	pg_time(s->now, now, sizeof now);
+	if (n[open] == 0 || model_chance(s, 4)) {
+		random_uuid(s, id);	/* a place request that does not exist */
+		p = model_rnd(s, s->nplayers);
+		approve = model_chance(s, 50);
+		params[1] = s->players[p].id;
+		params[2] = approve ? "true" : "false";
+		model_log(r, "p%d %s a place request that does not exist", p,
+		    approve ? "approves" : "rejects");
+		want = rule_place_answer(s, -1, -1, p, approve);
+		return flow_call(r, s, A_PLACE_ANSWER, want, &st, 1);
+	}
+	k = model_rnd(s, n[open]);
+	m = ms[open][k];
+	k = ks[open][k];
+	p = model_chance(s, 90) ? answerer(s, m, k, 60) : -1;
+	if (p < 0)
+		p = model_rnd(s, s->nplayers);
+	if (s->matches[m].req[k].answer[p] == ANS_NONE)
+		approve = model_chance(s, 80);
+	else	/* changed half the time, repeated the other half */
+		approve = (s->matches[m].req[k].answer[p] == ANS_APPROVE) == model_chance(s, 50);
+	snprintf(id, sizeof id, "%s", s->matches[m].req[k].id);
+	params[1] = s->players[p].id;
+	params[2] = approve ? "true" : "false";
+	model_log(r, "p%d %s the place request of p%d to m%d", p, approve ? "approves" : "rejects",
+	    s->matches[m].req[k].player, m);
+	want = rule_place_answer(s, m, k, p, approve);
+	return flow_call(r, s, A_PLACE_ANSWER, want, &st, 1);
 }
 
 /* Leaves match m, or reports absence from it; now and then handing the place to another

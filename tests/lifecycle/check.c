@@ -1,10 +1,13 @@
 /* check.c: after every step, the state of a sequence read back from the database, compared
  * line by line with the model's (rules.c), and the invariants that hold whatever the model
  * says: no two live matches overlap on a court; team counters equal the players and fit the
- * format; the open offers counted on a match are its pending offers; the ledger balances per
- * join; status changes follow match_transitions as one chain per match ending at its status;
- * no event notifies a recipient twice. One statement reads all of it, scoped to the
- * sequence's matches, players and courts. */
+ * format; the open offers counted on a match are its pending offers, hand-overs and granted
+ * places, and with the players fit each team; the ledger balances per join; status changes
+ * follow match_transitions as one chain per match ending at its status; no event notifies a
+ * recipient twice; a place request has a grant (a PLACE invitation or a waiting-list entry
+ * of its player and match) exactly when APPROVED, every PLACE invitation is such a grant,
+ * only players in the match answer, and the place-request notices name their request. One
+ * statement reads all of it, scoped to the sequence's matches, players and courts. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +22,7 @@ const char *const reason_names[] = { "-", "ORGANIZER", "PAYMENT_EXPIRED", "NOT_F
 const char *const event_names[] = { "HOLD", "PAY", "EXPIRE_HOLD", "JOIN", "LEAVE", "ABSENCE",
 	"CHECKIN", "CANCEL", "CANCEL_UNFILLED", "COMPLETE" };
 const char *const inv_names[] = { "NONE", "PENDING", "ACCEPTED", "DECLINED", "EXPIRED" };
-const char *const inv_kind_names[] = { "INVITE", "SUBSTITUTE", "OFFER", "HANDOVER" };
+const char *const inv_kind_names[] = { "INVITE", "SUBSTITUTE", "OFFER", "HANDOVER", "PLACE" };
 const char *const ho_status_names[] = { "OPEN", "REFILLED", "LAPSED" };
 const char *const wait_end_names[] = { "-", "LEFT", "OFFERED", "JOINED", "MATCH_ENDED" };
 static const char *const wait_team_names[] = { "TEAM_A", "TEAM_B", "ANY" };
@@ -29,10 +32,12 @@ const char *const rel_names[] = { "NO_SHOW", "LATE_ABSENCE", "ATTENDED" };
 const char *const note_names[] = { "PLAYER_JOINED", "MATCH_FULL", "PLAYER_LEFT", "PLAYER_ABSENT",
 	"MATCH_INVITATION", "SUBSTITUTE_INVITATION", "MATCH_CONFIRMED", "MATCH_CANCELLED",
 	"PAYMENT_EXPIRED", "MATCH_COMPLETED", "NO_SHOW", "PLACE_OFFERED", "HANDOVER_OFFERED",
-	"PLACE_HANDED_OVER" };
+	"PLACE_HANDED_OVER", "PLACE_REQUESTED", "PLACE_REQUEST_APPROVED",
+	"PLACE_REQUEST_REJECTED" };
+const char *const pr_status_names[] = { "PENDING", "REJECTED", "APPROVED" };
+const char *const grant_names[] = { "-", "invitation", "waitlist" };
 const char *const format_names[] = { "ONE_VS_ONE", "TWO_VS_TWO", "AMERICANO" };
 const char *const skill_names[] = { "INTERMEDIATE", "ADVANCED" };
-
 
 static const char *
 money(long cents, char *buf, size_t len)
@@ -54,6 +59,25 @@ line(struct lines *out, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(out->v[out->n++], LINE_MAX_LEN, fmt, ap);
 	va_end(ap);
+}
+
+/* Place request k of match m (index i) and its answers, in the lines the state query
+ * answers. */
+static void
+request_lines(const struct match *m, int i, int k, struct lines *out)
+{
+	const struct place_request *pr = &m->req[k];
+	char at[24];
+	int q;
+
+	snprintf(at, sizeof at, "%lld", pr->decided);
+	line(out, "Q m%d p%d %s %s %s %s", i, pr->player, wait_team_names[pr->team],
+	    pr_status_names[pr->status], grant_names[pr->grant],
+	    pr->status == PR_APPROVED ? at : "-");
+	for (q = 0; q < MAX_PLAYERS; q++)
+		if (pr->answer[q] != ANS_NONE)
+			line(out, "A m%d p%d to p%d %s %lld", i, q, pr->player,
+			    pr->answer[q] == ANS_APPROVE ? "approve" : "reject", pr->answered[q]);
 }
 
 /* The state the model expects, in the lines the state query answers. */
@@ -80,12 +104,18 @@ model_lines(const struct seq *s, struct lines *out)
 			    j->checked_in ? "in" : "out", left_names[j->left], pay_names[j->pay],
 			    money(j->paid, a, sizeof a), money(j->refunded, b, sizeof b));
 		}
-		for (q = 0; q < MAX_PLAYERS; q++)
-			if (m->inv[q] != INV_NONE)
-				line(out, "I m%d p%d %s %s %s", i, q, inv_names[m->inv[q]],
-				    inv_kind_names[m->inv_kind[q]],
-				    m->inv_kind[q] != IK_OFFER && m->inv_kind[q] != IK_HANDOVER ? "-" :
-				    m->inv_team[q] == 0 ? "TEAM_A" : "TEAM_B");
+		for (q = 0; q < MAX_PLAYERS; q++) {
+			bool held = effect_holds_place(m->inv_kind[q]);
+
+			if (m->inv[q] == INV_NONE)
+				continue;
+			snprintf(a, sizeof a, "%lld", m->inv_expires[q]);
+			line(out, "I m%d p%d %s %s %s %s", i, q, inv_names[m->inv[q]],
+			    inv_kind_names[m->inv_kind[q]], !held ? "-" :
+			    m->inv_team[q] == 0 ? "TEAM_A" : "TEAM_B", held ? a : "-");
+		}
+		for (k = 0; k < m->nreq; k++)
+			request_lines(m, i, k, out);
 		for (k = 0; k < m->nwait; k++)
 			line(out, "W m%d p%d %s %s", i, m->wait[k].player,
 			    wait_team_names[m->wait[k].team], wait_end_names[m->wait[k].end]);
@@ -119,7 +149,7 @@ model_lines(const struct seq *s, struct lines *out)
 
 /* The rows of the sequence, each read once: its matches, every join of its players (an
  * unknown match among them shows), payments and refunds of its matches, the notifications
- * of its players, the status changes of its matches. */
+ * of its players, the status changes of its matches, their place requests and the answers. */
 #define SEQUENCE_ROWS \
     "WITH m AS (SELECT * FROM match_requests WHERE id = ANY ($1::uuid[])), " \
     "mp AS (SELECT * FROM match_players WHERE player_id = ANY ($2::uuid[])), " \
@@ -130,7 +160,10 @@ model_lines(const struct seq *s, struct lines *out)
     "         LEFT JOIN pay p ON p.entry_id = mp.id AND p.kind = 'PAYMENT' " \
     "         LEFT JOIN pay r ON r.refund_of = p.id AND r.kind = 'REFUND'), " \
     "n AS (SELECT * FROM notifications WHERE recipient_id = ANY ($2::uuid[])), " \
-    "c AS (SELECT * FROM match_status_changes WHERE match_request_id = ANY ($1::uuid[])) "
+    "c AS (SELECT * FROM match_status_changes WHERE match_request_id = ANY ($1::uuid[])), " \
+    "pr AS (SELECT * FROM place_requests WHERE match_request_id = ANY ($1::uuid[])), " \
+    "pa AS (SELECT a.*, q.match_request_id, q.player_id AS requester " \
+    "         FROM place_request_answers a JOIN pr q ON q.id = a.place_request_id) "
 
 /* A digest of every row of the sequence a sweeper may change, and the last status change
  * anywhere: a second sweeper run must change none of it. */
@@ -151,12 +184,15 @@ model_lines(const struct seq *s, struct lines *out)
     "        UNION ALL SELECT e::text FROM reliability_events e " \
     "                   WHERE e.player_id = ANY ($2::uuid[]) " \
     "        UNION ALL SELECT pl::text FROM players pl " \
-    "                   WHERE pl.user_id = ANY ($2::uuid[])) x "
+    "                   WHERE pl.user_id = ANY ($2::uuid[]) " \
+    "        UNION ALL SELECT q::text FROM pr q " \
+    "        UNION ALL SELECT a::text FROM pa a) x "
 
 static const char digest_sql[] = SEQUENCE_ROWS DIGEST;
 
 /* Columns: tag, match id, player id, the rest of the canonical line, and an id the model
- * learns (a match's token, an invitation's id). Tag X is a broken invariant. */
+ * learns (a match's token, an invitation's id, a place request's id). Tag X is a broken
+ * invariant. */
 static const char state_sql[] = SEQUENCE_ROWS
     /* the state, in the lines of model_lines() */
     "SELECT 'M', m.id::text, NULL, concat_ws(' ', m.status, COALESCE(m.cancel_reason, '-'), "
@@ -171,8 +207,22 @@ static const char state_sql[] = SEQUENCE_ROWS
     "  FROM jp "
     "UNION ALL "
     "SELECT 'I', i.match_request_id::text, i.player_id::text, "
-    "       concat_ws(' ', i.status, i.kind, COALESCE(i.team, '-')), i.id::text "
+    "       concat_ws(' ', i.status, i.kind, COALESCE(i.team, '-'), "
+    "                 COALESCE(extract(epoch FROM i.expires_at)::bigint::text, '-')), i.id::text "
     "  FROM invitations i WHERE i.match_request_id = ANY ($1::uuid[]) "
+    "UNION ALL "
+    "SELECT 'Q', q.match_request_id::text, q.player_id::text, "
+    "       concat_ws(' ', q.team, q.status, "
+    "                 CASE WHEN q.invitation_id IS NOT NULL THEN 'invitation' "
+    "                      WHEN q.waitlist_id IS NOT NULL THEN 'waitlist' ELSE '-' END, "
+    "                 COALESCE(extract(epoch FROM q.decided_at)::bigint::text, '-')), q.id::text "
+    "  FROM pr q "
+    "UNION ALL "
+    "SELECT 'A', a.match_request_id::text, a.player_id::text, "
+    "       concat_ws(' ', 'to', 'p' || array_position($2::uuid[], a.requester) - 1, "
+    "                 CASE WHEN a.approve THEN 'approve' ELSE 'reject' END, "
+    "                 extract(epoch FROM a.answered_at)::bigint), NULL "
+    "  FROM pa a "
     "UNION ALL "
     "SELECT 'W', w.match_request_id::text, w.player_id::text, "
     "       concat_ws(' ', w.team, COALESCE(w.ended_reason, '-')), NULL "
@@ -229,10 +279,59 @@ static const char state_sql[] = SEQUENCE_ROWS
     "       ', pending offers ' || COALESCE(o.a, 0) || '/' || COALESCE(o.b, 0), NULL "
     "  FROM m LEFT JOIN (SELECT match_request_id, count(*) FILTER (WHERE team = 'TEAM_A') AS a, "
     "                           count(*) FILTER (WHERE team = 'TEAM_B') AS b "
-    "                      FROM invitations WHERE kind IN ('OFFER', 'HANDOVER') "
+    "                      FROM invitations WHERE kind IN ('OFFER', 'HANDOVER', 'PLACE') "
     "                       AND status = 'PENDING' "
     "                     GROUP BY match_request_id) o ON o.match_request_id = m.id "
     " WHERE m.offers_a <> COALESCE(o.a, 0) OR m.offers_b <> COALESCE(o.b, 0) "
+    /* players and held places together fit each team */
+    "UNION ALL "
+    "SELECT 'X', m.id::text, NULL, 'players and held places ' || m.team_a_count + m.offers_a "
+    "       || '/' || m.team_b_count + m.offers_b || ', team size ' || m.team_size, NULL "
+    "  FROM m WHERE m.team_a_count + m.offers_a > m.team_size "
+    "            OR m.team_b_count + m.offers_b > m.team_size "
+    /* a place request is granted exactly when APPROVED, one place of its own player and
+     * match: an invitation or a waiting-list entry */
+    "UNION ALL "
+    "SELECT 'X', q.match_request_id::text, q.player_id::text, 'place request ' || q.id || ' ' "
+    "       || q.status || ' with invitation ' || COALESCE(q.invitation_id::text, '-') || "
+    "       ' and waiting-list entry ' || COALESCE(q.waitlist_id::text, '-'), NULL "
+    "  FROM pr q "
+    "  LEFT JOIN invitations i ON i.id = q.invitation_id "
+    "  LEFT JOIN match_waitlist w ON w.id = q.waitlist_id "
+    " WHERE (q.invitation_id IS NOT NULL)::int + (q.waitlist_id IS NOT NULL)::int "
+    "       <> (q.status = 'APPROVED')::int "
+    "    OR (q.status = 'APPROVED') <> (q.decided_at IS NOT NULL) "
+    "    OR i.match_request_id <> q.match_request_id OR i.player_id <> q.player_id "
+    "    OR w.match_request_id <> q.match_request_id OR w.player_id <> q.player_id "
+    /* a PLACE invitation is the grant of an approved place request of its player */
+    "UNION ALL "
+    "SELECT 'X', i.match_request_id::text, i.player_id::text, 'PLACE invitation ' || i.id || "
+    "       ' is no approved place request''s', NULL "
+    "  FROM invitations i "
+    " WHERE i.match_request_id = ANY ($1::uuid[]) AND i.kind = 'PLACE' "
+    "   AND NOT EXISTS (SELECT 1 FROM pr q WHERE q.invitation_id = i.id "
+    "                      AND q.player_id = i.player_id AND q.status = 'APPROVED') "
+    /* only a player in the match answers its place requests */
+    "UNION ALL "
+    "SELECT 'X', a.match_request_id::text, a.player_id::text, 'answer to place request ' || "
+    "       a.place_request_id || ' by a player not in the match then', NULL "
+    "  FROM pa a "
+    " WHERE NOT EXISTS (SELECT 1 FROM mp WHERE mp.match_request_id = a.match_request_id "
+    "                      AND mp.player_id = a.player_id AND mp.joined_at <= a.answered_at) "
+    /* the place-request notices name a request of their match: its requester (told of the
+     * request), or its player as recipient; an approval its grant, told when decided */
+    "UNION ALL "
+    "SELECT 'X', n.payload->>'matchRequestId', n.recipient_id::text, n.type || ' ' || "
+    "       n.payload::text || ' does not match its place request', NULL "
+    "  FROM n LEFT JOIN pr q ON q.id = (n.payload->>'placeRequestId')::uuid "
+    " WHERE n.type IN ('PLACE_REQUESTED', 'PLACE_REQUEST_APPROVED', 'PLACE_REQUEST_REJECTED') "
+    "   AND (q.id IS NULL OR q.match_request_id::text <> n.payload->>'matchRequestId' "
+    "        OR (n.type = 'PLACE_REQUESTED' AND (q.player_id::text <> n.payload->>'playerId' "
+    "                                            OR n.created_at <> q.created_at)) "
+    "        OR (n.type <> 'PLACE_REQUESTED' AND q.player_id <> n.recipient_id) "
+    "        OR (n.type = 'PLACE_REQUEST_APPROVED' "
+    "            AND (q.status <> 'APPROVED' OR n.created_at <> q.decided_at "
+    "                 OR (n.payload->>'invitationId') IS DISTINCT FROM q.invitation_id::text))) "
     /* a refund gives back in full a PAID payment of the same player and match, once */
     "UNION ALL "
     "SELECT 'X', r.match_request_id::text, NULL, 'refund ' || r.id || "
@@ -361,6 +460,17 @@ player_index(const struct seq *s, const char *id)
 	return -1;
 }
 
+/* The id of the place request of player p in match m. */
+static void
+learn_request(struct match *m, int p, const char *id)
+{
+	int k;
+
+	for (k = 0; k < m->nreq; k++)
+		if (m->req[k].player == p)
+			snprintf(m->req[k].id, ID_LEN, "%s", id);
+}
+
 static int
 line_cmp(const void *a, const void *b)
 {
@@ -439,6 +549,8 @@ check_result(PGresult *res, struct seq *s, struct lines *got, struct lines *want
 			snprintf(s->matches[m].token, ID_LEN, "%s", extra);
 		if (*tag == 'I' && m >= 0 && p >= 0 && extra != NULL)
 			snprintf(s->matches[m].inv_id[p], ID_LEN, "%s", extra);
+		if (*tag == 'Q' && m >= 0 && p >= 0 && extra != NULL)
+			learn_request(&s->matches[m], p, extra);
 		if (m != -2)
 			snprintf(mt, sizeof mt, m >= 0 ? " m%d" : " m?", m);
 		if (p != -2)

@@ -1,7 +1,7 @@
 /* effects.c: what the transitions of the model do, each written once: a status change by
  * the table of allowed ones, notifications, invitations of eligible players, refunds,
- * reliability events, the end of a match (cancellation or an expired hold), its completion.
- * rules.c decides when they happen. */
+ * reliability events, the end of a match (cancellation or an expired hold), its completion,
+ * the decision of a place request by its answers. rules.c decides when they happen. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,14 +156,22 @@ effect_invite(struct seq *s, int m, int kind)
 	}
 }
 
+/* The kinds of invitation that hold a place of their team while PENDING: an offer from the
+ * waiting list, a hand-over, a place granted to a place request. */
+bool
+effect_holds_place(int kind)
+{
+	return kind == IK_OFFER || kind == IK_HANDOVER || kind == IK_PLACE;
+}
+
 int
 effect_offers(const struct match *m, int team)
 {
 	int q, n = 0;
 
 	for (q = 0; q < MAX_PLAYERS; q++)
-		n += m->inv[q] == INV_PENDING && (m->inv_kind[q] == IK_OFFER ||
-		    m->inv_kind[q] == IK_HANDOVER) && m->inv_team[q] == team;
+		n += m->inv[q] == INV_PENDING && effect_holds_place(m->inv_kind[q]) &&
+		    m->inv_team[q] == team;
 	return n;
 }
 
@@ -272,9 +280,9 @@ effect_refill(struct seq *s, int m, int p, int team)
 	effect_notify(s, h->player, N_PLACE_HANDED_OVER, m, k > 0 ? k : -1);
 }
 
-/* Lapsed offers and hand-overs of match m -> EXPIRED; hand-over windows that closed ->
- * LAPSED with their late penalties; the places offered on, a hand-over's then passed on
- * (match_offers_settle). Returns how many offers and hand-overs lapsed. */
+/* Lapsed offers, hand-overs and granted places of match m -> EXPIRED; hand-over windows that
+ * closed -> LAPSED with their late penalties; the places offered on, a hand-over's then
+ * passed on (match_offers_settle). Returns how many offers, hand-overs and places lapsed. */
 long
 effect_settle(struct seq *s, int m)
 {
@@ -284,8 +292,8 @@ effect_settle(struct seq *s, int m)
 	int q, kind = REL_LATE_ABSENCE;
 
 	for (q = 0; q < MAX_PLAYERS; q++)
-		if (mm->inv[q] == INV_PENDING && (mm->inv_kind[q] == IK_OFFER ||
-		    mm->inv_kind[q] == IK_HANDOVER) && mm->inv_expires[q] <= s->now) {
+		if (mm->inv[q] == INV_PENDING && effect_holds_place(mm->inv_kind[q]) &&
+		    mm->inv_expires[q] <= s->now) {
 			mm->inv[q] = INV_EXPIRED;
 			handover |= mm->inv_kind[q] == IK_HANDOVER;
 			lapsed++;
@@ -411,3 +419,115 @@ effect_complete(struct seq *s, int m)
 	return effect_reliability(s, players, m, kinds, n);
 }
 
+/* The status place request k of match m has by the answers of the players now in the
+ * match: REJECTED when one of them rejects it, APPROVED when every one approves it. */
+static int
+verdict(const struct match *m, int k)
+{
+	const struct place_request *pr = &m->req[k];
+	bool all = true;
+	int i, a;
+
+	for (i = 0; i < m->njoins; i++) {
+		if (m->joins[i].left != LEFT_NONE)
+			continue;
+		a = pr->answer[m->joins[i].player];
+		if (a == ANS_REJECT)
+			return PR_REJECTED;
+		all &= a == ANS_APPROVE;
+	}
+	return all ? PR_APPROVED : PR_PENDING;
+}
+
+/* The team of a free place of match m that no invitation holds, for a request of team (2:
+ * ANY, TEAM_A first); -1 when none (or the match is not OPEN). */
+static int
+granted_team(const struct match *m, int team)
+{
+	if (m->status != ST_OPEN)
+		return -1;
+	if (team != 1 && unheld(m, 0))
+		return 0;
+	if (team != 0 && unheld(m, 1))
+		return 1;
+	return -1;
+}
+
+/* Approved, request k of match m grants its player a PLACE invitation for a free place,
+ * theirs for the offer window (they leave the waiting list), else a place on the waiting
+ * list for the team asked for (an entry they have already stands). */
+static void
+grant(struct seq *s, int m, int k)
+{
+	struct match *mm = &s->matches[m];
+	struct place_request *pr = &mm->req[k];
+	int team = granted_team(mm, pr->team), p = pr->player, i;
+	bool waiting = false;
+
+	for (i = 0; i < mm->nwait; i++)
+		if (mm->wait[i].player == p && mm->wait[i].end == WE_WAITING) {
+			waiting = true;
+			if (team >= 0)
+				mm->wait[i].end = WE_OFFERED;
+		}
+	if (team >= 0) {
+		mm->inv[p] = INV_PENDING;
+		mm->inv_kind[p] = IK_PLACE;
+		mm->inv_team[p] = team;
+		mm->inv_expires[p] = s->now + OFFER_WINDOW;
+		pr->grant = GR_INVITATION;
+		s->granted++;
+		return;
+	}
+	if (!waiting && mm->nwait < MAX_WAIT)
+		mm->wait[mm->nwait++] = (struct wait){ .player = p, .team = pr->team };
+	pr->grant = GR_WAITLIST;
+	s->waitlisted++;
+}
+
+/* Decides place request k of match m again by its answers (place_request_decide), while it is
+ * open and the match OPEN or full and not started: REJECTED tells the requester, APPROVED
+ * grants a place and tells them. */
+void
+effect_decide(struct seq *s, int m, int k)
+{
+	struct match *mm = &s->matches[m];
+	struct place_request *pr = &mm->req[k];
+	int v = verdict(mm, k);
+
+	if (pr->status == PR_APPROVED || v == pr->status ||
+	    (mm->status != ST_OPEN && mm->status != ST_MATCHED) || mm->starts <= s->now)
+		return;
+	pr->status = v;
+	if (v == PR_REJECTED) {
+		s->rejected++;
+		effect_notify(s, pr->player, N_PLACE_REQUEST_REJECTED, m, -1);
+	}
+	if (v != PR_APPROVED)
+		return;
+	pr->decided = s->now;
+	s->approved++;
+	grant(s, m, k);
+	effect_notify(s, pr->player, N_PLACE_REQUEST_APPROVED, m, -1);
+}
+
+/* A leave or an absence, when it commits: the open place requests of match m decided again,
+ * in the order they were made (place_requests_player_left). The model decides them at the
+ * leave's instant, its p_now. */
+void
+effect_decide_open(struct seq *s, int m)
+{
+	struct place_request *pr;
+	int k, was;
+
+	for (k = 0; k < s->matches[m].nreq; k++) {
+		pr = &s->matches[m].req[k];
+		if (pr->status == PR_APPROVED)
+			continue;
+		was = pr->status;
+		effect_decide(s, m, k);
+		if (pr->status != was)
+			model_count("place request decided by a leave",
+			    pr_status_names[pr->status]);
+	}
+}

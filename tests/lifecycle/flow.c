@@ -9,7 +9,8 @@
 
 const char *const action_names[] = { "hold", "series", "pay", "accept", "decline",
 	"join by link", "leave", "absence", "check-in", "cancel", "cancel series", "waitlist",
-	"leave waitlist", "clock", "sweep", "edge" };
+	"leave waitlist", "join from feed", "place request", "place answer", "clock", "sweep",
+	"edge" };
 
 /* The outcome counted for a series made with a date skipped. */
 static const char series_skipping[] = "series with a date skipped";
@@ -348,14 +349,45 @@ awaited(const struct seq *s, int m)
 	return false;
 }
 
-/* A match with an open offer. */
+/* A match with an open offer, or a place granted to a place request. */
 static bool
 offered(const struct seq *s, int m)
 {
 	int q;
 
 	for (q = 0; q < s->nplayers; q++)
-		if (s->matches[m].inv[q] == INV_PENDING && s->matches[m].inv_kind[q] == IK_OFFER)
+		if (s->matches[m].inv[q] == INV_PENDING && (s->matches[m].inv_kind[q] == IK_OFFER ||
+		    s->matches[m].inv_kind[q] == IK_PLACE))
+			return true;
+	return false;
+}
+
+/* A match open or full, not started, with a player of another level to ask for a place. */
+static bool
+askable(const struct seq *s, int m)
+{
+	const struct match *mm = &s->matches[m];
+	int q;
+
+	if ((mm->status != ST_OPEN && mm->status != ST_MATCHED) || mm->starts <= s->now)
+		return false;
+	for (q = 0; q < s->nplayers; q++)
+		if (s->players[q].skill != mm->skill)
+			return true;
+	return false;
+}
+
+/* A match open or full, not started, with a place request to answer. */
+static bool
+asked(const struct seq *s, int m)
+{
+	const struct match *mm = &s->matches[m];
+	int k;
+
+	if ((mm->status != ST_OPEN && mm->status != ST_MATCHED) || mm->starts <= s->now)
+		return false;
+	for (k = 0; k < mm->nreq; k++)
+		if (mm->req[k].status != PR_APPROVED)
 			return true;
 	return false;
 }
@@ -521,6 +553,9 @@ choose(struct seq *s)
 	w[A_SERIES_CANCEL] = s->nseries > 0 ? 3 : 0;
 	w[A_WAITLIST] = any(s, is_full) ? 30 : 1;
 	w[A_UNWAITLIST] = 2;
+	w[A_JOIN_OPEN] = any(s, is_open) ? 8 : 1;
+	w[A_PLACE_REQUEST] = any(s, askable) ? 8 : 1;
+	w[A_PLACE_ANSWER] = any(s, asked) ? 24 : 1;
 	if (any(s, awaited)) {	/* free a place someone waits for */
 		w[A_LEAVE] += 20;
 		w[A_ABSENCE] += 30;
@@ -578,6 +613,9 @@ flow_step(struct run *r, struct seq *s, int k)
 	case A_SERIES_CANCEL: rc = act_series_cancel(r, s); break;
 	case A_WAITLIST: rc = act_waitlist(r, s, true); break;
 	case A_UNWAITLIST: rc = act_waitlist(r, s, false); break;
+	case A_JOIN_OPEN: rc = act_join_open(r, s, pick_match(s, 80, is_open)); break;
+	case A_PLACE_REQUEST: rc = act_place_request(r, s); break;
+	case A_PLACE_ANSWER: rc = act_place_answer(r, s); break;
 	case A_PAY: rc = act_pay(r, s, pick_match(s, 85, awaits_payment)); break;
 	case A_ACCEPT: rc = act_answer(r, s, true); break;
 	case A_DECLINE: rc = act_answer(r, s, false); break;

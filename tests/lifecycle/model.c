@@ -5,11 +5,13 @@
  *
  * Runs M independent sequences of random steps against the database of DATABASE_URL (or
  * --db), calling the functions of sql/0010_lifecycle.sql directly with a test clock as their
- * p_now: holds, payments, invitations accepted and declined, joins by link, leaves,
- * absences, check-ins near and far, cancellations, clock moves (minutes, hours, days, to
- * just before a start, past an end or a hold's expiry) and sweeper runs, one sweeper or two
- * at once (PCT of the runs, default 40). Each sequence has its own players, at a place of its
- * own on the map so that no other sequence's players are ever eligible, and its own courts.
+ * p_now: holds, weekly series, payments, invitations accepted and declined, joins by link
+ * and from the open-match feed, waiting lists, leaves and absences (handing the place over
+ * or not), place requests and their answers, check-ins near and far, cancellations, clock
+ * moves (minutes, hours, days, to just before a start, past an end or a hold's expiry) and
+ * sweeper runs, one sweeper or two at once (PCT of the runs, default 40). Each sequence has
+ * its own players, at a place of its own on the map so that no other sequence's players are
+ * ever eligible, and its own courts.
  * After every step the answer is compared with the model's (rules.c), the state read back
  * with the model's and the invariants checked (check.c); after a sweeper run that changed
  * something, a second run must change nothing. A sequence ends with the clock past
@@ -43,6 +45,8 @@ static long transitions_seen[EV_COMPLETE + 1];
 static long events_seen[REL_ATTENDED + 1], bans_seen;
 static long offers_seen[2];	/* places offered from a waiting list, offers that lapsed */
 static long handovers_seen[2];	/* hand-overs made, refilled in time */
+static long requests_seen[6];	/* place requests made, approved, rejected, granted a PLACE
+				 * invitation, waitlisted; PLACE invitations taken */
 
 void
 model_log(struct run *r, const char *fmt, ...)
@@ -224,6 +228,12 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 	offers_seen[1] += s->offers_lapsed;
 	handovers_seen[0] += s->handovers;
 	handovers_seen[1] += s->refilled;
+	requests_seen[0] += s->requests_made;
+	requests_seen[1] += s->approved;
+	requests_seen[2] += s->rejected;
+	requests_seen[3] += s->granted;
+	requests_seen[4] += s->waitlisted;
+	requests_seen[5] += s->taken;
 	return 0;
 }
 
@@ -242,6 +252,9 @@ summary(void)
 	printf(", bans %ld\n", bans_seen);
 	printf("# offers: made %ld, lapsed %ld\n", offers_seen[0], offers_seen[1]);
 	printf("# hand-overs: made %ld, refilled %ld\n", handovers_seen[0], handovers_seen[1]);
+	printf("# place requests: made %ld, approved %ld, rejected %ld, granted as invitation %ld, "
+	    "waitlisted %ld, taken %ld\n", requests_seen[0], requests_seen[1], requests_seen[2],
+	    requests_seen[3], requests_seen[4], requests_seen[5]);
 	for (i = 0; i < noutcomes; i++) {
 		if (done[i])
 			continue;

@@ -1,6 +1,8 @@
 /* model.h: the randomized lifecycle test (tests/lifecycle/): a reference model of the match
- * lifecycle of sql/0010_lifecycle.sql, and the database side that the model is checked
- * against after every step.
+ * lifecycle of sql/0010_lifecycle.sql (with the weekly series of 0021, the waiting lists and
+ * offers of 0022, the hand-overs of 0023, joining from the open-match feed of 0024 and the
+ * place requests of 0025), and the database side that the model is checked against after
+ * every step.
  *
  *   model.c   the driver: arguments, sequences, the step log, the summary;
  *   flow.c    the steps: what comes next, the call and the state read after it, compared;
@@ -9,10 +11,15 @@
  *   rules.c   the reference model: what each call must answer, checked in the service's
  *             order, and which effects it has;
  *   effects.c the model's effects: status by the allowed transitions, ledger, invitations,
- *             scores and bans, notifications;
+ *             scores and bans, notifications, place requests decided by their answers;
  *   pg.c      the database: connections, statements in one round trip, set-up rows, the
  *             outcome of a call, sweepers on one or two connections;
  *   check.c   the state read back, the invariants, the comparison with the model.
+ *
+ * The model's matches are PUBLIC and competitive (the defaults), its players never rated:
+ * a player's level is the declared one, INTERMEDIATE or ADVANCED, and one of another level
+ * than a match's is refused joining from the feed and its waiting list, and asks for a place
+ * instead.
  *
  * Times are whole seconds since the epoch, UTC (the test venues are in UTC, so a slot's
  * local date and time are its instant's); money is in cents. */
@@ -28,12 +35,15 @@
 #define MAX_MATCHES	4
 #define MAX_SERIES	MAX_MATCHES	/* a series makes one match or more */
 #define MAX_WEEKS	3		/* of a series */
-#define MAX_WAIT	12		/* waiting-list entries of a match */
+#define MAX_WAIT	20		/* waiting-list entries of a match */
+#define WAIT_DRAWN	12		/* of them, made by joining the list; the rest is room for
+					 * the place requests approved, one per player */
 #define MAX_HANDOVERS	16		/* hand-overs of a match */
+#define MAX_REQUESTS	MAX_PLAYERS	/* place requests of a match: one per player */
 #define MAX_COURTS	2
 #define MAX_JOINS	32
 #define MAX_CHAIN	48
-#define MAX_NOTES	512
+#define MAX_NOTES	768
 #define MAX_RELS	96
 #define ID_LEN		40	/* a uuid's text and its NUL, with room */
 
@@ -61,7 +71,7 @@ enum reason { RS_NONE, RS_ORGANIZER, RS_PAYMENT_EXPIRED, RS_NOT_FILLED };
 enum event { EV_HOLD, EV_PAY, EV_EXPIRE_HOLD, EV_JOIN, EV_LEAVE, EV_ABSENCE, EV_CHECKIN,
 	EV_CANCEL, EV_CANCEL_UNFILLED, EV_COMPLETE };
 enum inv { INV_NONE, INV_PENDING, INV_ACCEPTED, INV_DECLINED, INV_EXPIRED };
-enum inv_kind { IK_INVITE, IK_SUBSTITUTE, IK_OFFER, IK_HANDOVER };
+enum inv_kind { IK_INVITE, IK_SUBSTITUTE, IK_OFFER, IK_HANDOVER, IK_PLACE };
 enum ho_status { HO_OPEN, HO_REFILLED, HO_LAPSED };
 enum wait_end { WE_WAITING, WE_LEFT, WE_OFFERED, WE_JOINED, WE_MATCH_ENDED };
 enum pay { PAY_PENDING, PAY_PAID, PAY_CANCELLED };
@@ -69,7 +79,11 @@ enum left { LEFT_NONE, LEFT_LEFT, LEFT_ABSENT };
 enum rel_kind { REL_NO_SHOW, REL_LATE_ABSENCE, REL_ATTENDED };
 enum note { N_PLAYER_JOINED, N_MATCH_FULL, N_PLAYER_LEFT, N_PLAYER_ABSENT, N_MATCH_INVITATION,
 	N_SUBSTITUTE_INVITATION, N_MATCH_CONFIRMED, N_MATCH_CANCELLED, N_PAYMENT_EXPIRED,
-	N_MATCH_COMPLETED, N_NO_SHOW, N_PLACE_OFFERED, N_HANDOVER_OFFERED, N_PLACE_HANDED_OVER };
+	N_MATCH_COMPLETED, N_NO_SHOW, N_PLACE_OFFERED, N_HANDOVER_OFFERED, N_PLACE_HANDED_OVER,
+	N_PLACE_REQUESTED, N_PLACE_REQUEST_APPROVED, N_PLACE_REQUEST_REJECTED };
+enum pr_status { PR_PENDING, PR_REJECTED, PR_APPROVED };
+enum grant { GR_NONE, GR_INVITATION, GR_WAITLIST };
+enum answer { ANS_NONE, ANS_APPROVE, ANS_REJECT };
 enum format { F_ONE_VS_ONE, F_TWO_VS_TWO, F_AMERICANO };
 enum skill { SK_INTERMEDIATE, SK_ADVANCED };
 
@@ -86,6 +100,8 @@ extern const char *const rel_names[];
 extern const char *const note_names[];
 extern const char *const format_names[];
 extern const char *const skill_names[];
+extern const char *const pr_status_names[];
+extern const char *const grant_names[];
 
 /* One join of a player to a match (a match_players row with the payment that pays it). */
 struct join {
@@ -120,6 +136,19 @@ struct handover {
 	int	status;		/* enum ho_status */
 };
 
+/* A place request of a player of another level (place_requests), in the order made, with the
+ * latest answer of each player who answered it (place_request_answers). */
+struct place_request {
+	char	id[ID_LEN];		/* learnt from the database */
+	int	player;
+	int	team;			/* 0 TEAM_A, 1 TEAM_B, 2 ANY */
+	int	status;			/* enum pr_status */
+	int	grant;			/* enum grant: what approving it gave */
+	long long decided;		/* when it was approved */
+	int	answer[MAX_PLAYERS];	/* per player: enum answer */
+	long long answered[MAX_PLAYERS];	/* per player: when the answer was last changed */
+};
+
 struct match {
 	char	id[ID_LEN], token[ID_LEN];
 	int	court, format, team_size, skill, organizer;
@@ -140,6 +169,8 @@ struct match {
 	int	nwait;
 	struct handover ho[MAX_HANDOVERS];
 	int	nho;
+	struct place_request req[MAX_REQUESTS];
+	int	nreq;
 };
 
 struct player {
@@ -206,6 +237,10 @@ struct seq {
 	int	nrels;
 	long	offers_made, offers_lapsed;	/* places offered, offers that lapsed */
 	long	handovers, refilled;		/* hand-overs made, refilled in time */
+	long	requests_made, approved, rejected;	/* place requests made, turned APPROVED,
+						 * turned REJECTED (each time) */
+	long	granted, waitlisted, taken;	/* approved with a PLACE invitation, with a
+						 * waiting-list entry; PLACE invitations taken */
 };
 
 /* A hold as the driver asks for it. */
@@ -218,7 +253,7 @@ struct hold {
 
 /* The state as lines of text (check.c), compared as sorted multisets. */
 #define LINE_MAX_LEN	160
-#define LINES_MAX	1024
+#define LINES_MAX	2048
 struct lines {
 	int	n;
 	char	v[LINES_MAX][LINE_MAX_LEN];
@@ -229,7 +264,9 @@ struct lines {
  * moves the model to the state the call must leave. rule_hold's new match gets the next
  * index; its id comes from the database. rule_series makes weeks holds a week apart, those
  * that succeed as rule_hold's, and writes the others as "YYYY-MM-DD:CODE,..." to skipped;
- * its series gets the next index. */
+ * its series gets the next index. rule_place_request's request gets the next index of its
+ * match's; its id comes from the database. A leave or an absence decides the match's open
+ * place requests again as it commits, at its own instant. */
 const char *rule_hold(struct seq *s, const struct hold *h);
 const char *rule_series(struct seq *s, const struct hold *h, int weeks, char *skipped,
     size_t len);
@@ -245,6 +282,10 @@ const char *rule_checkin(struct seq *s, int m, int p, bool near, bool accurate);
 const char *rule_cancel(struct seq *s, int m, int p);
 const char *rule_waitlist_join(struct seq *s, int m, int p, int team);
 const char *rule_waitlist_leave(struct seq *s, int m, int p);
+/* m -1: a match that does not exist; k -1: a place request that does not exist. */
+const char *rule_join_open(struct seq *s, int m, int p, int team);
+const char *rule_place_request(struct seq *s, int m, int p, int team);
+const char *rule_place_answer(struct seq *s, int m, int k, int p, bool approve);
 long rule_settle(struct seq *s, int m);
 void rule_sweep(struct seq *s, struct sweep_counts *c);
 
@@ -254,6 +295,7 @@ struct join *effect_active_join(struct match *m, int p);
 int effect_team_count(const struct match *m, int team);
 void effect_notify(struct seq *s, int recipient, int type, int m, long refund);
 void effect_notify_players(struct seq *s, int m, int type, int except);
+bool effect_holds_place(int kind);
 int effect_offers(const struct match *m, int team);
 bool effect_busy(const struct seq *s, int m, int p);
 void effect_refill(struct seq *s, int m, int p, int team);
@@ -266,6 +308,8 @@ long effect_refund(struct join *j);
 long effect_reliability(struct seq *s, const int *players, int m, const int *kinds, int n);
 long effect_end(struct seq *s, int m, int event);
 long effect_complete(struct seq *s, int m);
+void effect_decide(struct seq *s, int m, int k);
+void effect_decide_open(struct seq *s, int m);
 
 /* ---- pg.c: the database ---- */
 struct pg {
@@ -352,8 +396,8 @@ enum { T_SETUP, T_STEPS, T_SWEEPS };
 
 /* ---- flow.c: the steps ---- */
 enum action { A_HOLD, A_SERIES, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE,
-	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_WAITLIST, A_UNWAITLIST, A_CLOCK, A_SWEEP, A_EDGE,
-	A_COUNT };
+	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_WAITLIST, A_UNWAITLIST, A_JOIN_OPEN,
+	A_PLACE_REQUEST, A_PLACE_ANSWER, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
 extern const char *const action_names[];
 
 /* Step k of a sequence: a random action, its answer and the state after it checked; 0, or
@@ -382,5 +426,8 @@ int act_withdraw(struct run *r, struct seq *s, int m, bool leave);
 int act_checkin(struct run *r, struct seq *s, int m);
 int act_cancel(struct run *r, struct seq *s, int m);
 int act_waitlist(struct run *r, struct seq *s, bool join);
+int act_join_open(struct run *r, struct seq *s, int m);
+int act_place_request(struct run *r, struct seq *s);
+int act_place_answer(struct run *r, struct seq *s);
 
 #endif

@@ -1,7 +1,8 @@
 /* rules.c: the reference model of the match lifecycle, written from DESIGN.md "Match
- * requests" and the comments of sql/0010_lifecycle.sql, independently of its SQL: the
- * preconditions of each call in the order the service checks them, the answer, and the
- * effects (effects.c) each one has. */
+ * requests" and the comments of sql/0010_lifecycle.sql and the migrations after it (series,
+ * waiting lists, hand-overs, joining from the feed, place requests), independently of their
+ * SQL: the preconditions of each call in the order the service checks them, the answer, and
+ * the effects (effects.c) each one has. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +166,8 @@ static const char offer_taken[] = "offer accepted";
 static const char offer_declined[] = "offer declined";
 static const char handover_taken[] = "hand-over accepted";
 static const char handover_declined[] = "hand-over declined";
+static const char place_taken[] = "place accepted";
+static const char place_declined[] = "place declined";
 
 /* A refusal rolls back the whole call: what a rule changed before it refused (lapsed offers
  * passed on) is undone by putting back the state kept by keep(). */
@@ -203,14 +206,16 @@ join(struct seq *s, int m, int p, int team, bool by_invitation)
 		return refuse(s, "MATCH_STARTED");
 	if (effect_active_join(mm, p) != NULL)
 		return refuse(s, "ALREADY_IN_MATCH");
-	own = mm->inv[p] == INV_PENDING &&
-	    (mm->inv_kind[p] == IK_OFFER || mm->inv_kind[p] == IK_HANDOVER);
+	own = mm->inv[p] == INV_PENDING && effect_holds_place(mm->inv_kind[p]);
 	if (own && mm->inv_team[p] != team)
 		return refuse(s, "OFFER_FOR_OTHER_TEAM");
 	if (effect_team_count(mm, team) + effect_offers(mm, team) - own >= mm->team_size)
 		return refuse(s, "TEAM_FULL");
 	if (own)
-		model_count(mm->inv_kind[p] == IK_OFFER ? offer_taken : handover_taken, "ok");
+		model_count(mm->inv_kind[p] == IK_OFFER ? offer_taken :
+		    mm->inv_kind[p] == IK_HANDOVER ? handover_taken : place_taken, "ok");
+	if (own && mm->inv_kind[p] == IK_PLACE)
+		s->taken++;
 	if (mm->inv[p] == INV_PENDING)
 		mm->inv[p] = INV_ACCEPTED;
 	for (k = 0; k < mm->nwait; k++)
@@ -258,6 +263,8 @@ rule_decline(struct seq *s, int m, int invitee, int p)
 		model_count(offer_declined, "ok");
 	if (mm->inv_kind[p] == IK_HANDOVER)
 		model_count(handover_declined, "ok");
+	if (mm->inv_kind[p] == IK_PLACE)
+		model_count(place_declined, "ok");
 	mm->inv[p] = INV_DECLINED;
 	effect_offer_places(s, m);
 	if (mm->inv_kind[p] == IK_HANDOVER)
@@ -287,6 +294,84 @@ rule_waitlist_join(struct seq *s, int m, int p, int team)
 		return refuse(s, "LEVEL_MISMATCH");
 	if (mm->nwait < MAX_WAIT)
 		mm->wait[mm->nwait++] = (struct wait){ .player = p, .team = team };
+	return NULL;
+}
+
+/* JOIN from the open-match feed: a PUBLIC match (the model's all are), of the caller's level
+ * unless they are in it already (the model's players are never rated: their level is the
+ * declared one); then the link's rules. */
+const char *
+rule_join_open(struct seq *s, int m, int p, int team)
+{
+	if (m < 0)
+		return "NOT_FOUND";
+	if (effect_active_join(&s->matches[m], p) == NULL &&
+	    s->matches[m].skill != s->players[p].skill)
+		return "LEVEL_MISMATCH";
+	return join(s, m, p, team, false);
+}
+
+/* PLACE REQUEST by p for team (2: ANY) of match m, competitive and PUBLIC as all the model's
+ * are: lapsed offers are passed on first; the players now in the match are told. */
+const char *
+rule_place_request(struct seq *s, int m, int p, int team)
+{
+	struct match *mm;
+	struct place_request *pr;
+	int k;
+
+	if (m < 0)
+		return "NOT_FOUND";
+	mm = &s->matches[m];
+	keep(s);
+	(void)effect_settle(s, m);
+	if (effect_active_join(mm, p) != NULL)
+		return refuse(s, "ALREADY_IN_MATCH");
+	if (mm->starts <= s->now)
+		return refuse(s, "MATCH_STARTED");
+	if (mm->status != ST_OPEN && mm->status != ST_MATCHED)
+		return refuse(s, "MATCH_NOT_OPEN");
+	if (mm->skill == s->players[p].skill)
+		return refuse(s, "JOIN_INSTEAD");
+	if (effect_busy(s, m, p))
+		return refuse(s, "PLAYER_BUSY");
+	for (k = 0; k < mm->nreq; k++)
+		if (mm->req[k].player == p)
+			return refuse(s, "PLACE_REQUEST_EXISTS");
+	/* the venues of the model have no booking rules */
+	pr = &mm->req[mm->nreq++];
+	memset(pr, 0, sizeof *pr);
+	pr->player = p;
+	pr->team = team;
+	pr->status = PR_PENDING;
+	s->requests_made++;
+	effect_notify_players(s, m, N_PLACE_REQUESTED, -1);
+	return NULL;
+}
+
+/* APPROVE or REJECT of request k of match m by p, a player now in the match: lapsed offers
+ * are passed on first; an answer changes only when it differs (its instant with it), and the
+ * request is decided again. */
+const char *
+rule_place_answer(struct seq *s, int m, int k, int p, bool approve)
+{
+	struct match *mm = m >= 0 ? &s->matches[m] : NULL;
+	struct place_request *pr;
+	int a = approve ? ANS_APPROVE : ANS_REJECT;
+
+	if (mm == NULL || k < 0 || effect_active_join(mm, p) == NULL)
+		return "NOT_FOUND";
+	keep(s);
+	(void)effect_settle(s, m);
+	pr = &mm->req[k];
+	if (pr->status == PR_APPROVED || (mm->status != ST_OPEN && mm->status != ST_MATCHED) ||
+	    mm->starts <= s->now)
+		return refuse(s, "PLACE_REQUEST_CLOSED");
+	if (pr->answer[p] != a) {
+		pr->answer[p] = a;
+		pr->answered[p] = s->now;
+	}
+	effect_decide(s, m, k);
 	return NULL;
 }
 
@@ -368,6 +453,7 @@ rule_leave(struct seq *s, int m, int p, int sub)
 	if ((j = withdraw(s, m, p, EV_LEAVE, sub, false)) == NULL)
 		return refuse(s, "SUBSTITUTE_UNAVAILABLE");
 	(void)effect_refund(j);
+	effect_decide_open(s, m);
 	return NULL;
 }
 
@@ -396,6 +482,7 @@ rule_absence(struct seq *s, int m, int p, int sub)
 		deferred |= &mm->joins[mm->ho[k].join] == j && mm->ho[k].status == HO_OPEN;
 	if (late && !deferred)
 		(void)effect_reliability(s, &p, m, &kind, 1);
+	effect_decide_open(s, m);
 	return NULL;
 }
 
