@@ -6,8 +6,10 @@
  * follow match_transitions as one chain per match ending at its status; no event notifies a
  * recipient twice; a place request has a grant (a PLACE invitation or a waiting-list entry
  * of its player and match) exactly when APPROVED, every PLACE invitation is such a grant,
- * only players in the match answer, and the place-request notices name their request. One
- * statement reads all of it, scoped to the sequence's matches, players and courts. */
+ * only players in the match answer, never the requester, and the place-request notices name
+ * their request. A place request's line says whether it is open (place_request_open at the
+ * sequence's clock), as the model's rule has it. One statement reads all of it, scoped to the
+ * sequence's matches, players and courts. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,19 +63,19 @@ line(struct lines *out, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Place request k of match m (index i) and its answers, in the lines the state query
+/* Place request k of match m (index i) at now and its answers, in the lines the state query
  * answers. */
 static void
-request_lines(const struct match *m, int i, int k, struct lines *out)
+request_lines(const struct match *m, int i, int k, long long now, struct lines *out)
 {
 	const struct place_request *pr = &m->req[k];
 	char at[24];
 	int q;
 
 	snprintf(at, sizeof at, "%lld", pr->decided);
-	line(out, "Q m%d p%d %s %s %s %s", i, pr->player, wait_team_names[pr->team],
-	    pr_status_names[pr->status], grant_names[pr->grant],
-	    pr->status == PR_APPROVED ? at : "-");
+	line(out, "Q m%d p%d %s %s %s %s %s", i, pr->player, wait_team_names[pr->team],
+	    pr_status_names[pr->status], effect_request_open(m, k, now) ? "open" : "closed",
+	    grant_names[pr->grant], pr->status == PR_APPROVED ? at : "-");
 	for (q = 0; q < MAX_PLAYERS; q++)
 		if (pr->answer[q] != ANS_NONE)
 			line(out, "A m%d p%d to p%d %s %lld", i, q, pr->player,
@@ -115,7 +117,7 @@ model_lines(const struct seq *s, struct lines *out)
 			    m->inv_team[q] == 0 ? "TEAM_A" : "TEAM_B", held ? a : "-");
 		}
 		for (k = 0; k < m->nreq; k++)
-			request_lines(m, i, k, out);
+			request_lines(m, i, k, s->now, out);
 		for (k = 0; k < m->nwait; k++)
 			line(out, "W m%d p%d %s %s", i, m->wait[k].player,
 			    wait_team_names[m->wait[k].team], wait_end_names[m->wait[k].end]);
@@ -213,6 +215,10 @@ static const char state_sql[] = SEQUENCE_ROWS
     "UNION ALL "
     "SELECT 'Q', q.match_request_id::text, q.player_id::text, "
     "       concat_ws(' ', q.team, q.status, "
+    "                 (SELECT CASE WHEN place_request_open(t, mr, $4::timestamptz) "
+    "                              THEN 'open' ELSE 'closed' END "
+    "                    FROM place_requests t, match_requests mr "
+    "                   WHERE t.id = q.id AND mr.id = q.match_request_id), "
     "                 CASE WHEN q.invitation_id IS NOT NULL THEN 'invitation' "
     "                      WHEN q.waitlist_id IS NOT NULL THEN 'waitlist' ELSE '-' END, "
     "                 COALESCE(extract(epoch FROM q.decided_at)::bigint::text, '-')), q.id::text "
@@ -311,13 +317,18 @@ static const char state_sql[] = SEQUENCE_ROWS
     " WHERE i.match_request_id = ANY ($1::uuid[]) AND i.kind = 'PLACE' "
     "   AND NOT EXISTS (SELECT 1 FROM pr q WHERE q.invitation_id = i.id "
     "                      AND q.player_id = i.player_id AND q.status = 'APPROVED') "
-    /* only a player in the match answers its place requests */
+    /* only a player in the match answers its place requests, never its requester (a request
+     * is closed while its player plays in the match) */
     "UNION ALL "
     "SELECT 'X', a.match_request_id::text, a.player_id::text, 'answer to place request ' || "
     "       a.place_request_id || ' by a player not in the match then', NULL "
     "  FROM pa a "
     " WHERE NOT EXISTS (SELECT 1 FROM mp WHERE mp.match_request_id = a.match_request_id "
     "                      AND mp.player_id = a.player_id AND mp.joined_at <= a.answered_at) "
+    "UNION ALL "
+    "SELECT 'X', a.match_request_id::text, a.player_id::text, 'place request ' || "
+    "       a.place_request_id || ' answered by its own player', NULL "
+    "  FROM pa a WHERE a.player_id = a.requester "
     /* the place-request notices name a request of their match: its requester (told of the
      * request), or its player as recipient; an approval its grant, told when decided */
     "UNION ALL "

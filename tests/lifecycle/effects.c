@@ -485,9 +485,26 @@ grant(struct seq *s, int m, int k)
 	s->waitlisted++;
 }
 
+/* Whether place request k of match m is open at now (place_request_open): not approved, the
+ * match OPEN or full and not started, and its player not in it (one who took a place by the
+ * link, or by a hand-over, while asking is granted nothing until they leave). */
+bool
+effect_request_open(const struct match *m, int k, long long now)
+{
+	const struct place_request *pr = &m->req[k];
+	int i;
+
+	if (pr->status == PR_APPROVED || (m->status != ST_OPEN && m->status != ST_MATCHED) ||
+	    m->starts <= now)
+		return false;
+	for (i = 0; i < m->njoins; i++)
+		if (m->joins[i].player == pr->player && m->joins[i].left == LEFT_NONE)
+			return false;
+	return true;
+}
+
 /* Decides place request k of match m again by its answers (place_request_decide), while it is
- * open and the match OPEN or full and not started: REJECTED tells the requester, APPROVED
- * grants a place and tells them. */
+ * open: REJECTED tells the requester, APPROVED grants a place and tells them. */
 void
 effect_decide(struct seq *s, int m, int k)
 {
@@ -495,8 +512,7 @@ effect_decide(struct seq *s, int m, int k)
 	struct place_request *pr = &mm->req[k];
 	int v = verdict(mm, k);
 
-	if (pr->status == PR_APPROVED || v == pr->status ||
-	    (mm->status != ST_OPEN && mm->status != ST_MATCHED) || mm->starts <= s->now)
+	if (v == pr->status || !effect_request_open(mm, k, s->now))
 		return;
 	pr->status = v;
 	if (v == PR_REJECTED) {

@@ -308,6 +308,7 @@ long effect_refund(struct join *j);
 long effect_reliability(struct seq *s, const int *players, int m, const int *kinds, int n);
 long effect_end(struct seq *s, int m, int event);
 long effect_complete(struct seq *s, int m);
+bool effect_request_open(const struct match *m, int k, long long now);
 void effect_decide(struct seq *s, int m, int k);
 void effect_decide_open(struct seq *s, int m);
 

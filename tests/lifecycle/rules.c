@@ -350,8 +350,9 @@ rule_place_request(struct seq *s, int m, int p, int team)
 }
 
 /* APPROVE or REJECT of request k of match m by p, a player now in the match: lapsed offers
- * are passed on first; an answer changes only when it differs (its instant with it), and the
- * request is decided again. */
+ * are passed on first; a request that is not open (approved, the match no longer open or
+ * started, or its player in the match) refuses it, its answers as they were; else an answer
+ * changes only when it differs (its instant with it), and the request is decided again. */
 const char *
 rule_place_answer(struct seq *s, int m, int k, int p, bool approve)
 {
@@ -364,8 +365,7 @@ rule_place_answer(struct seq *s, int m, int k, int p, bool approve)
 	keep(s);
 	(void)effect_settle(s, m);
 	pr = &mm->req[k];
-	if (pr->status == PR_APPROVED || (mm->status != ST_OPEN && mm->status != ST_MATCHED) ||
-	    mm->starts <= s->now)
+	if (!effect_request_open(mm, k, s->now))
 		return refuse(s, "PLACE_REQUEST_CLOSED");
 	if (pr->answer[p] != a) {
 		pr->answer[p] = a;
