@@ -6,8 +6,9 @@
 # sql/0024_open_matches.sql (players of two levels: LEVEL_MISMATCH) and to the place requests
 # of sql/0025_place_requests.sql (made, approved and rejected by the players in the match,
 # answers changed, decided again by a leave; granted as a PLACE invitation, taken, declined
-# or lapsed, or as a place on the waiting list), with a test clock, each step checked against
-# a reference model and the invariants read from the database.
+# or lapsed, or as a place on the waiting list; closed while the requester took a place by
+# the link, answers to it refused, open again when they leave), with a test clock, each step
+# checked against a reference model and the invariants read from the database.
 #
 # The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
 # make test runs the suite in several modes side by side on a small shared machine, so the
@@ -148,16 +149,19 @@ model_split() {
 		[[ "$output" =~ $'\n'"# hand-overs: made "[1-9][0-9]*", refilled "[1-9] ]]
 	}
 	# place requests were made; in the full run also approved (with a PLACE invitation and,
-	# the match full, with a place on the waiting list), rejected, and a PLACE taken; players
-	# joined from the feed, and some of another level were refused
+	# the match full, with a place on the waiting list), rejected, and a PLACE taken; a
+	# requester took a place by the link while asking and an answer to the request, closed
+	# then, was refused; players joined from the feed, and some of another level were refused
 	re='# place requests: made ([0-9]+), approved ([0-9]+), rejected ([0-9]+), '
-	re+='granted as invitation ([0-9]+), waitlisted ([0-9]+), taken ([0-9]+)'
+	re+='granted as invitation ([0-9]+), waitlisted ([0-9]+), taken ([0-9]+), '
+	re+='joined while asking ([0-9]+), refused while in ([0-9]+), reopened ([0-9]+)'
 	[[ "$output" =~ $'\n'$re ]]
 	[ "${BASH_REMATCH[1]}" -gt 0 ]
 	[ "$COURTS_MODE" != cgi ] || {
 		[ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[3]}" -gt 0 ] &&
 		[ "${BASH_REMATCH[4]}" -gt 0 ] && [ "${BASH_REMATCH[5]}" -gt 0 ] &&
-		[ "${BASH_REMATCH[6]}" -gt 0 ] &&
+		[ "${BASH_REMATCH[6]}" -gt 0 ] && [ "${BASH_REMATCH[7]}" -gt 0 ] &&
+		[ "${BASH_REMATCH[8]}" -gt 0 ] &&
 		[[ "$output" =~ $'\n'"# join from feed:"[^$'\n']*" ok "[1-9] ]] &&
 		[[ "$output" =~ $'\n'"# join from feed:"[^$'\n']*" LEVEL_MISMATCH "[1-9] ]]
 	}

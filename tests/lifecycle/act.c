@@ -39,6 +39,21 @@ player_of(struct seq *s, int m, bool organizer_too, int pct)
 	return p >= 0 ? p : model_rnd(s, s->nplayers);
 }
 
+/* A random player of match m whose place request is not approved, in the match (in) or not,
+ * or -1 when there is none. */
+static int
+requester(struct seq *s, int m, bool in)
+{
+	struct match *mm = &s->matches[m];
+	int ps[MAX_REQUESTS], n = 0, k;
+
+	for (k = 0; k < mm->nreq; k++)
+		if (mm->req[k].status != PR_APPROVED &&
+		    (effect_active_join(mm, mm->req[k].player) != NULL) == in)
+			ps[n++] = mm->req[k].player;
+	return n > 0 ? ps[model_rnd(s, n)] : -1;
+}
+
 /* A player not in match m (there is always one: a match has room for fewer than the
  * players), mostly of another level than its: one who may ask for a place in it. */
 static int
@@ -299,7 +314,11 @@ act_join_by_link(struct run *r, struct seq *s, int m)
 	for (q = 0; q < s->nplayers; q++)
 		if (effect_active_join(&s->matches[m], q) == NULL)
 			out[n++] = q;
-	if (s->busy && effect_active_join(&s->matches[m], 1) == NULL && model_chance(s, 80))
+	/* now and then one who asked for a place and has no answer yet: the link has no level
+	 * rule */
+	if ((q = requester(s, m, false)) >= 0 && model_chance(s, 50))
+		p = q;
+	else if (s->busy && effect_active_join(&s->matches[m], 1) == NULL && model_chance(s, 80))
 		p = 1;
 	else
 		p = n > 0 && model_chance(s, 75) ? out[model_chance(s, 40) ? 0 : model_rnd(s, n)] :
@@ -492,12 +511,13 @@ answerer(struct seq *s, int m, int k, int pct)
 
 /* Answers a place request: mostly an open one, by a player now in its match, one who has not
  * answered yet (mostly approving) or one who has (changing the answer or repeating it); now
- * and then one approved or of a match no longer open, by anyone, or one that does not exist. */
+ * and then one closed because its player took a place meanwhile (when there is one), one
+ * approved or of a match no longer open, by anyone, or one that does not exist. */
 int
 act_place_answer(struct run *r, struct seq *s)
 {
-	int ms[2][MAX_MATCHES * MAX_REQUESTS], ks[2][MAX_MATCHES * MAX_REQUESTS], n[2] = { 0 };
-	int m, k, p, open;
+	int ms[3][MAX_MATCHES * MAX_REQUESTS], ks[3][MAX_MATCHES * MAX_REQUESTS];
+	int n[3] = { 0 }, m, k, p, open;
 	bool approve;
 	char id[ID_LEN], now[40];
 	const char *params[4] = { id, NULL, NULL, now };
@@ -505,13 +525,18 @@ act_place_answer(struct run *r, struct seq *s)
 	    "$4::timestamptz)", 4, params };
 	const char *want;
 
+	/* 1 open, 2 closed only because its player plays in the match, 0 otherwise closed */
 	for (m = 0; m < s->nmatches; m++)
 		for (k = 0; k < s->matches[m].nreq; k++) {
-			open = s->matches[m].req[k].status != PR_APPROVED && requestable(s, m);
+			open = effect_request_open(&s->matches[m], k, s->now) ? 1 :
+			    s->matches[m].req[k].status != PR_APPROVED && requestable(s, m) ? 2 : 0;
 			ms[open][n[open]] = m;
 			ks[open][n[open]++] = k;
 		}
-	open = n[0] == 0 || (n[1] > 0 && model_chance(s, 85));
+	if (n[2] > 0 && model_chance(s, 60))
+		open = 2;
+	else
+		open = n[0] == 0 || (n[1] > 0 && model_chance(s, 85));
 	pg_time(s->now, now, sizeof now);
 	if (n[open] == 0 || model_chance(s, 4)) {
 		random_uuid(s, id);	/* a place request that does not exist */
@@ -548,7 +573,7 @@ act_place_answer(struct run *r, struct seq *s)
 int
 act_withdraw(struct run *r, struct seq *s, int m, bool leave)
 {
-	int p = player_of(s, m, false, 85);
+	int p = player_of(s, m, false, 85), q = requester(s, m, true);
 	int sub = model_chance(s, 40) ? model_rnd(s, s->nplayers) : -1;
 	char now[40], minrel[8], via[40] = "";
 	const char *params[5] = { s->matches[m].id, s->players[p].id, now,
@@ -557,6 +582,11 @@ act_withdraw(struct run *r, struct seq *s, int m, bool leave)
 	    "p_substitute => $4::uuid, p_min_reliability => $5::int)", 5, params };
 	const char *want;
 
+	/* now and then one who took a place while asking for one: the request opens again */
+	if (q >= 0 && model_chance(s, 60)) {
+		p = q;
+		params[1] = s->players[p].id;
+	}
 	pg_time(s->now, now, sizeof now);
 	snprintf(minrel, sizeof minrel, "%d", s->min_reliability);
 	if (sub >= 0)

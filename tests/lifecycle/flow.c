@@ -392,6 +392,24 @@ asked(const struct seq *s, int m)
 	return false;
 }
 
+/* A match open or full, not started, with a place request closed only because its player
+ * took a place meanwhile. */
+static bool
+asker_plays(const struct seq *s, int m)
+{
+	const struct match *mm = &s->matches[m];
+	int k, i;
+
+	if ((mm->status != ST_OPEN && mm->status != ST_MATCHED) || mm->starts <= s->now)
+		return false;
+	for (k = 0; k < mm->nreq; k++)
+		for (i = 0; mm->req[k].status != PR_APPROVED && i < mm->njoins; i++)
+			if (mm->joins[i].player == mm->req[k].player &&
+			    mm->joins[i].left == LEFT_NONE)
+				return true;
+	return false;
+}
+
 static bool
 any(const struct seq *s, bool (*fits)(const struct seq *, int))
 {
@@ -556,6 +574,11 @@ choose(struct seq *s)
 	w[A_JOIN_OPEN] = any(s, is_open) ? 8 : 1;
 	w[A_PLACE_REQUEST] = any(s, askable) ? 8 : 1;
 	w[A_PLACE_ANSWER] = any(s, asked) ? 24 : 1;
+	if (any(s, asker_plays)) {	/* answer that request (refused), or leave and open it */
+		w[A_PLACE_ANSWER] += 12;
+		w[A_LEAVE] += 8;
+		w[A_ABSENCE] += 8;
+	}
 	if (any(s, awaited)) {	/* free a place someone waits for */
 		w[A_LEAVE] += 20;
 		w[A_ABSENCE] += 30;
@@ -622,9 +645,11 @@ flow_step(struct run *r, struct seq *s, int k)
 	case A_TOKEN: rc = act_join_by_link(r, s, pick_match(s, 80, is_open)); break;
 	case A_LEAVE:
 	case A_ABSENCE:
-		/* mostly a place someone waits for, when there is one */
+		/* mostly a place someone waits for, when there is one; else now and then a match
+		 * where one who asked for a place plays */
 		rc = act_withdraw(r, s, any(s, awaited) && model_chance(s, 75) ?
-		    pick_match(s, 90, awaited) : pick_match(s, 80, has_players), a == A_LEAVE);
+		    pick_match(s, 90, awaited) : any(s, asker_plays) && model_chance(s, 50) ?
+		    pick_match(s, 100, asker_plays) : pick_match(s, 80, has_players), a == A_LEAVE);
 		break;
 	case A_CHECKIN:
 		rc = act_checkin(r, s,

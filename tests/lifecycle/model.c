@@ -45,8 +45,10 @@ static long transitions_seen[EV_COMPLETE + 1];
 static long events_seen[REL_ATTENDED + 1], bans_seen;
 static long offers_seen[2];	/* places offered from a waiting list, offers that lapsed */
 static long handovers_seen[2];	/* hand-overs made, refilled in time */
-static long requests_seen[6];	/* place requests made, approved, rejected, granted a PLACE
-				 * invitation, waitlisted; PLACE invitations taken */
+static long requests_seen[9];	/* place requests made, approved, rejected, granted a PLACE
+				 * invitation, waitlisted; PLACE invitations taken; requesters
+				 * who took a place while asking, answers refused as they
+				 * played, their leaves opening the request again */
 
 void
 model_log(struct run *r, const char *fmt, ...)
@@ -234,6 +236,9 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 	requests_seen[3] += s->granted;
 	requests_seen[4] += s->waitlisted;
 	requests_seen[5] += s->taken;
+	requests_seen[6] += s->joined_asking;
+	requests_seen[7] += s->refused_in;
+	requests_seen[8] += s->reopened;
 	return 0;
 }
 
@@ -253,8 +258,10 @@ summary(void)
 	printf("# offers: made %ld, lapsed %ld\n", offers_seen[0], offers_seen[1]);
 	printf("# hand-overs: made %ld, refilled %ld\n", handovers_seen[0], handovers_seen[1]);
 	printf("# place requests: made %ld, approved %ld, rejected %ld, granted as invitation %ld, "
-	    "waitlisted %ld, taken %ld\n", requests_seen[0], requests_seen[1], requests_seen[2],
-	    requests_seen[3], requests_seen[4], requests_seen[5]);
+	    "waitlisted %ld, taken %ld, joined while asking %ld, refused while in %ld, "
+	    "reopened %ld\n", requests_seen[0], requests_seen[1], requests_seen[2], requests_seen[3],
+	    requests_seen[4], requests_seen[5], requests_seen[6], requests_seen[7],
+	    requests_seen[8]);
 	for (i = 0; i < noutcomes; i++) {
 		if (done[i])
 			continue;

@@ -241,6 +241,10 @@ struct seq {
 						 * turned REJECTED (each time) */
 	long	granted, waitlisted, taken;	/* approved with a PLACE invitation, with a
 						 * waiting-list entry; PLACE invitations taken */
+	long	joined_asking, refused_in, reopened;	/* requesters who took a place while
+						 * their request was not approved; answers
+						 * refused as they played; their leaves that
+						 * opened it again */
 };
 
 /* A hold as the driver asks for it. */

@@ -186,6 +186,19 @@ refuse(struct seq *s, const char *code)
 	return code;
 }
 
+/* The place request of p in match m that is not approved (open unless p plays in the match
+ * or the match is no longer open), or -1. */
+static int
+asking(const struct match *m, int p)
+{
+	int k;
+
+	for (k = 0; k < m->nreq; k++)
+		if (m->req[k].player == p && m->req[k].status != PR_APPROVED)
+			return k;
+	return -1;
+}
+
 /* JOIN of match m by p on team, through p's invitation when by_invitation: lapsed offers are
  * passed on first; a place an open offer holds is free only to the offer's player, in its
  * team. */
@@ -221,6 +234,9 @@ join(struct seq *s, int m, int p, int team, bool by_invitation)
 	for (k = 0; k < mm->nwait; k++)
 		if (mm->wait[k].player == p && mm->wait[k].end == WE_WAITING)
 			mm->wait[k].end = WE_JOINED;
+	/* a player asking for a place takes one (by the link, or a hand-over): the request
+	 * closes while they play, its answers as they are */
+	s->joined_asking += asking(mm, p) >= 0;
 	if (mm->njoins < MAX_JOINS)
 		mm->joins[mm->njoins++] = (struct join){ .player = p, .team = team,
 		    .pay = PAY_PAID, .paid = mm->ppp };
@@ -365,8 +381,17 @@ rule_place_answer(struct seq *s, int m, int k, int p, bool approve)
 	keep(s);
 	(void)effect_settle(s, m);
 	pr = &mm->req[k];
-	if (!effect_request_open(mm, k, s->now))
-		return refuse(s, "PLACE_REQUEST_CLOSED");
+	if (!effect_request_open(mm, k, s->now)) {
+		/* closed only because its player took a place meanwhile: counted after the state
+		 * is put back */
+		bool in = effect_active_join(mm, pr->player) != NULL &&
+		    pr->status != PR_APPROVED && (mm->status == ST_OPEN ||
+		    mm->status == ST_MATCHED) && mm->starts > s->now;
+
+		(void)refuse(s, "PLACE_REQUEST_CLOSED");
+		s->refused_in += in;
+		return "PLACE_REQUEST_CLOSED";
+	}
 	if (pr->answer[p] != a) {
 		pr->answer[p] = a;
 		pr->answered[p] = s->now;
@@ -453,6 +478,7 @@ rule_leave(struct seq *s, int m, int p, int sub)
 	if ((j = withdraw(s, m, p, EV_LEAVE, sub, false)) == NULL)
 		return refuse(s, "SUBSTITUTE_UNAVAILABLE");
 	(void)effect_refund(j);
+	s->reopened += asking(mm, p) >= 0;	/* their own request open again */
 	effect_decide_open(s, m);
 	return NULL;
 }
@@ -482,6 +508,7 @@ rule_absence(struct seq *s, int m, int p, int sub)
 		deferred |= &mm->joins[mm->ho[k].join] == j && mm->ho[k].status == HO_OPEN;
 	if (late && !deferred)
 		(void)effect_reliability(s, &p, m, &kind, 1);
+	s->reopened += asking(mm, p) >= 0;	/* their own request open again */
 	effect_decide_open(s, m);
 	return NULL;
 }
