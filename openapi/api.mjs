@@ -268,7 +268,7 @@ export const schemas = {
 			type: 'array', description: 'The answers of the players now in the match, oldest first.',
 			items: object({ playerId: uuid, answer: enumOf('APPROVE', 'REJECT'), answeredAt: timestamp }),
 		},
-		awaiting: { type: 'array', items: uuid, description: 'The players now in the match who have not answered.' },
+		awaiting: { type: 'array', items: uuid, description: 'While the request is open: the players now in the match who have not answered; else empty.' },
 		invitationId: nullable({ ...uuid, description: 'Once approved: the PLACE invitation granted, when a place was free.' }),
 		waitlisted: { type: 'boolean', description: 'Once approved with no place free: the requester was put on the waiting list.' },
 		createdAt: timestamp,

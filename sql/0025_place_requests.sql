@@ -509,8 +509,8 @@ CREATE CONSTRAINT TRIGGER match_players_place_requests AFTER UPDATE OF left_at O
 
 -- A place request as its requester and the match's players see it: the requester's
 -- effective level and rating, the answers of the players now in the match and who has yet
--- to answer, and the match (without its link token). A request neither approved nor open
--- (place_request_open) shows CLOSED.
+-- to answer while it is open, and the match (without its link token). A request neither
+-- approved nor open (place_request_open) shows CLOSED.
 CREATE FUNCTION json_place_request(pr place_requests) RETURNS json
     LANGUAGE sql STABLE
 AS $$
@@ -538,6 +538,7 @@ AS $$
         'awaiting', COALESCE((SELECT json_agg(mp.player_id ORDER BY mp.joined_at, mp.player_id)
                                 FROM match_players mp
                                WHERE mp.match_request_id = m.id AND mp.left_at IS NULL
+                                 AND place_request_open(pr, m, now())
                                  AND NOT EXISTS (SELECT 1 FROM place_request_answers a
                                                   WHERE a.place_request_id = pr.id
                                                     AND a.player_id = mp.player_id)), '[]'),

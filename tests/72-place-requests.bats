@@ -350,7 +350,7 @@ told() {
 	expect 200
 	req GET "/api/match/place-requests/$PR" -t "$(token adv)"
 	expect 200
-	[ "$(jqr -c '[.status, .invitationId, .waitlisted]')" = '["CLOSED",null,false]' ]
+	[ "$(jqr -c '[.status, .invitationId, .waitlisted, .awaiting]')" = '["CLOSED",null,false,[]]' ]
 	# nobody is asked to answer it, and answers are refused, so it grants nothing
 	req GET /api/match/place-requests -t "$(token p1)"
 	expect 200
