@@ -101,11 +101,12 @@ $$;
 -- (the defaults of match_requests.visibility and .competitive read them).
 CREATE FUNCTION match_new_terms(p_visibility text, p_competitive boolean)
     RETURNS void
-    LANGUAGE sql
+    LANGUAGE plpgsql
 AS $$
-    SELECT set_config('courts.new_match_visibility', p_visibility, true),
-           set_config('courts.new_match_competitive', p_competitive::text, true);
-$$;
+BEGIN
+    PERFORM set_config('courts.new_match_visibility', p_visibility, true),
+            set_config('courts.new_match_competitive', p_competitive::text, true);
+END $$;
 COMMENT ON FUNCTION match_new_terms(text, boolean) IS
     'Visibility and competitiveness of the matches the rest of the transaction opens.';
 

@@ -35,10 +35,11 @@ COMMENT ON COLUMN players.rated_level_until IS
     'When empty periods of inactivity widen that rating''s deviation to 150: the declared level applies again from then.';
 
 -- The level band of a rating: below 1350 BEGINNER, below 1650 INTERMEDIATE, below 1950
--- ADVANCED, else PROFESSIONAL.
+-- ADVANCED, else PROFESSIONAL (NULL for none: not STRICT, so that the planner inlines it).
 CREATE FUNCTION rating_band(p_rating double precision) RETURNS text
-    LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
-    RETURN CASE WHEN p_rating < 1350 THEN 'BEGINNER'
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN CASE WHEN p_rating IS NULL THEN NULL
+                WHEN p_rating < 1350 THEN 'BEGINNER'
                 WHEN p_rating < 1650 THEN 'INTERMEDIATE'
                 WHEN p_rating < 1950 THEN 'ADVANCED'
                 ELSE 'PROFESSIONAL' END;
