@@ -39,7 +39,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots slots_many owner search_small search_city open_city create join create_checks join_checks"
+CASES="trivial health slots slots_many owner search_small search_city open_city create create_kept join create_checks join_checks"
 cases=${BENCH_CASES:-$CASES}
 city_venues=${BENCH_CITY_VENUES:-10000}
 city_players=$((city_venues * 20))
@@ -63,6 +63,7 @@ label[search_small]="GET /api/match/search (SMALL)"
 label[search_city]="GET /api/match/search (CITY)"
 label[open_city]="GET /api/match/open (CITY, a day's open matches within 10 km)"
 label[create]="POST /api/match/requests (new slot each; checks off)"
+label[create_kept]="POST /api/match/requests (new slot each, in the kept 14 days; checks off)"
 label[join]="POST /api/match/join/{token} (new match each; checks off)"
 label[create_checks]="POST /api/match/requests (new slot each; checks on)"
 label[join_checks]="POST /api/match/join/{token} (new match each; checks on)"
@@ -74,6 +75,7 @@ prog[search_small]=search.cgi
 prog[search_city]=search.cgi
 prog[open_city]=requests.cgi
 prog[create]=requests.cgi
+prog[create_kept]=requests.cgi
 prog[join]=invitations.cgi
 prog[create_checks]=requests.cgi
 prog[join_checks]=invitations.cgi
@@ -258,6 +260,19 @@ search_date=$(madrid_date 3)
 slots_resource=$(asql -c "SELECT md5('bench-resource-1')::uuid")
 slots_date=$(asql -c "SELECT booking_date FROM match_requests WHERE resource_id = '$slots_resource' ORDER BY booking_date LIMIT 1")
 asql -c "SELECT id || ' ' || slot_duration_minutes FROM resources ORDER BY id" >"$work/create-ids.txt"
+# create_kept books on a date the search keeps free slots for (a week ahead, where most
+# bookings fall), on the courts with no live request that day, and so refreshes a court's
+# kept slots with every create; the same date every run, as each run's writes are undone
+kept_date=$(madrid_date 7)
+asql -v d="$kept_date" <<-'SQL' >"$work/create-kept-ids.txt"
+	SELECT r.id || ' ' || r.slot_duration_minutes FROM resources r
+	 WHERE NOT EXISTS (SELECT 1 FROM match_requests m
+	                    WHERE m.resource_id = r.id AND m.booking_date = :'d'::date
+	                      AND m.status <> 'CANCELLED')
+	 ORDER BY r.id;
+	SQL
+[ "$(asql -v d="$kept_date" <<<"SELECT count(*) FROM free_slot_dates WHERE booking_date = :'d'::date AND complete")" = 1 ] ||
+	log "create_kept: $kept_date is not a complete kept date"
 create_day=15	# walk dates: one per wrk run, after the data sets' two weeks
 search_q="lat=$centre_lat&lng=$centre_lng&date=$search_date&startTimeFrom=18:00:00&startTimeTo=20:00:00"
 
@@ -272,7 +287,7 @@ case_url() {
 	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
 	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
 	open_city) echo "http://127.0.0.1:$city_port/api/match/open?lat=$centre_lat&lng=$centre_lng&date=$search_date&limit=20" ;;
-	create) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
+	create | create_kept) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
 	create_checks) echo "http://127.0.0.1:$checks_port/api/match/requests" ;;
 	join) echo "http://127.0.0.1:$city_port/api/match/join/" ;;
 	join_checks) echo "http://127.0.0.1:$checks_port/api/match/join/" ;;
@@ -284,7 +299,7 @@ case_token() {
 	case $1 in
 	owner) echo "$owner_token" ;;
 	search_small | search_city | open_city) echo "$player_token" ;;
-	create | create_checks) head -n 1 "$work/creators.tokens" ;;
+	create | create_kept | create_checks) head -n 1 "$work/creators.tokens" ;;
 	join | join_checks) head -n 1 "$work/joiners.tokens" ;;
 	esac
 }
@@ -320,7 +335,7 @@ rules_for() {
 undo_writes() {
 	local n
 	case $1 in
-	create | create_checks)
+	create | create_kept | create_checks)
 		asql -v ids="$creators_sql" <<-'SQL' >/dev/null
 		BEGIN;
 		SET LOCAL session_replication_role = replica;
@@ -331,11 +346,16 @@ undo_writes() {
 		DELETE FROM payments WHERE match_request_id IN (SELECT id FROM gone);
 		DELETE FROM match_players WHERE match_request_id IN (SELECT id FROM gone);
 		DELETE FROM match_status_changes WHERE match_request_id IN (SELECT id FROM gone);
-		-- what the triggers would do: the slots of those courts and dates change
-		SELECT count(availability_day_bump(d.resource_id, d.booking_date))
-		  FROM (SELECT DISTINCT resource_id, booking_date FROM match_requests
-		         WHERE id IN (SELECT id FROM gone)) d;
+		-- what the triggers would do: the slots of those courts and dates change, and their
+		-- kept free slots are worked out again once the requests are gone
+		CREATE TEMP TABLE gone_days ON COMMIT DROP AS
+		SELECT DISTINCT resource_id, booking_date FROM match_requests
+		 WHERE id IN (SELECT id FROM gone);
+		SELECT count(availability_day_bump(resource_id, booking_date)) FROM gone_days;
 		DELETE FROM match_requests WHERE id IN (SELECT id FROM gone);
+		SELECT count(free_slots_refresh(courts, ARRAY[booking_date]))
+		  FROM (SELECT booking_date, array_agg(resource_id ORDER BY resource_id) AS courts
+		          FROM gone_days GROUP BY booking_date) d;
 		COMMIT;
 		SQL
 		asql -c "VACUUM match_requests, match_players, payments, match_status_changes"
@@ -394,11 +414,15 @@ probe() {
 	url=$(case_url "$c")
 	rules_for "$c"
 	case $c in
-	create | create_checks)
-		local d id dur
-		d=$(madrid_date $create_day)
-		create_day=$((create_day + 1))
-		read -r id dur <"$work/create-ids.txt"
+	create | create_kept | create_checks)
+		local d id dur ids=$work/create-ids.txt
+		if [ "$c" = create_kept ]; then
+			d=$kept_date ids=$work/create-kept-ids.txt
+		else
+			d=$(madrid_date $create_day)
+			create_day=$((create_day + 1))
+		fi
+		read -r id dur <"$ids"
 		args+=(-X POST -H 'Content-Type: application/json' --data "$(jq -nc --arg id "$id" \
 			--arg d "$d" --argjson dur "$dur" --argjson lat "$centre_lat" --argjson lng "$centre_lng" \
 			'{resourceId: $id, bookingDate: $d, startTime: "08:00:00", slotDurationMinutes: $dur,
@@ -473,6 +497,12 @@ run_case() {
 			"BENCH_CREATE_TOKENS=$work/creators.tokens" "BENCH_CREATE_THREADS=$threads"
 			"BENCH_CREATE_LAT=$centre_lat" "BENCH_CREATE_LNG=$centre_lng")
 		create_day=$((create_day + 1))
+		;;
+	create_kept)
+		args+=(-s "$bench/create.lua")
+		envs=("BENCH_CREATE_IDS=$work/create-kept-ids.txt" "BENCH_CREATE_DATE=$kept_date"
+			"BENCH_CREATE_TOKENS=$work/creators.tokens" "BENCH_CREATE_THREADS=$threads"
+			"BENCH_CREATE_LAT=$centre_lat" "BENCH_CREATE_LNG=$centre_lng")
 		;;
 	slots_many)
 		args+=(-s "$bench/slots.lua")
@@ -805,7 +835,7 @@ target_of() {
 	pool.create) echo "|25||every request 2xx, p99 < 25 ms" ;;
 	pool.search_city) echo "||10|p50 < 10 ms" ;;
 	cgi-pgbouncer.slots) echo "0.25|||>= 0.25x" ;;
-	*.create | *.join | *.create_checks | *.join_checks) echo "|||every request 2xx" ;;
+	*.create | *.create_kept | *.join | *.create_checks | *.join_checks) echo "|||every request 2xx" ;;
 	*) echo "|||-" ;;
 	esac
 }
