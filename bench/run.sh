@@ -652,8 +652,9 @@ for mode in $modes; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
 
-	# the search's plan, captured from the statement the endpoint really runs (auto_explain on
-	# the sessions of plain-CGI requests; nested statements are not logged)
+	# the search's plan, captured from the statements the endpoint really runs (auto_explain on
+	# the sessions of plain-CGI requests, nested statements included: the venues are read by
+	# the kept free slots' statement inside match_search_answer)
 	if [ "$mode" = cgi ] && [ "${status[search_city]:-}" = ok ]; then
 		pglog=$state/log/postgresql.log
 		asql -c "LOAD 'auto_explain'" \
@@ -661,6 +662,7 @@ for mode in $modes; do
 			-c "ALTER SYSTEM SET auto_explain.log_min_duration = 0" \
 			-c "ALTER SYSTEM SET auto_explain.log_analyze = on" \
 			-c "ALTER SYSTEM SET auto_explain.log_buffers = on" \
+			-c "ALTER SYSTEM SET auto_explain.log_nested_statements = on" \
 			-c "ALTER SYSTEM SET log_min_messages = 'log'" \
 			-c "ALTER ROLE courts IN DATABASE courts SET log_min_messages = 'log'" \
 			-c "SELECT pg_reload_conf()" >/dev/null
@@ -676,14 +678,16 @@ for mode in $modes; do
 			-c "ALTER SYSTEM RESET auto_explain.log_min_duration" \
 			-c "ALTER SYSTEM RESET auto_explain.log_analyze" \
 			-c "ALTER SYSTEM RESET auto_explain.log_buffers" \
+			-c "ALTER SYSTEM RESET auto_explain.log_nested_statements" \
 			-c "ALTER SYSTEM RESET log_min_messages" \
 			-c "ALTER ROLE courts IN DATABASE courts RESET log_min_messages" \
 			-c "SELECT pg_reload_conf()" >/dev/null
-		# keep the one plan of the search statement
+		# keep the one plan that reads the venues (the search's own statement when none does)
 		awk '/^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] / { keep = /duration: .* plan:/ } keep' \
 			"$work/search-plan-raw.txt" |
 			awk '/duration: .* plan:/ { n++ } { b[n] = b[n] $0 "\n" }
-			     END { for (i = 1; i <= n; i++) if (b[i] ~ /match_search/) { printf "%s", b[i]; exit } }' \
+			     END { for (i = 1; i <= n; i++) if (b[i] ~ / on venues/) { printf "%s", b[i]; exit }
+			           for (i = 1; i <= n; i++) if (b[i] ~ /match_search/) { printf "%s", b[i]; exit } }' \
 			>"$work/search-plan.txt"
 	fi
 done
