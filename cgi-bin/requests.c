@@ -562,7 +562,7 @@ series_cancel(struct req *r)
 	transition_no_content(r, "SELECT match_series_cancel($1::uuid, $2::uuid)");
 }
 
-/* Answers status with place request id as this transaction sees it, committed. */
+/* Commits, then answers status with place request id as this transaction sees it. */
 static void
 place_request_answer_json(struct req *r, int status, const char *id)
 {
