@@ -17,8 +17,9 @@
  *                      -> EXPIRED, the place offered to the next free player on the waiting
  *                      list (a hand-over's, with nobody there, to SUBSTITUTE invitations);
  *                      hand-over windows that closed unfilled -> LAPSED with their deferred
- *                      LATE_ABSENCE (sweep_offers -> match_offers_settle,
- *                      sql/0022_waitlist.sql, sql/0023_handover.sql);
+ *                      LATE_ABSENCE, a batch of matches at a time (sweep_offers ->
+ *                      match_offers_settle, sql/0022_waitlist.sql, sql/0023_handover.sql,
+ *                      sql/0028_sweep_offers_batches.sql);
  *   6. results:        PENDING results of matches that ended 48 hours ago -> CONFIRMED,
  *                      a competitive match's ratings moved, the players told
  *                      (sweep_results -> match_result_rate, sql/0024_open_matches.sql);
@@ -139,11 +140,11 @@ batch_invitations(struct db *d, const char *limit, struct counts *c)
 static long
 batch_offers(struct db *d, const char *limit, struct counts *c)
 {
-	PGresult *res = db_exec(d, "SELECT sweep_offers($1::int)", limit);
+	PGresult *res = db_exec(d, "SELECT settled, lapsed FROM sweep_offers($1::int)", limit);
 
 	if (res == NULL)
 		return -1;
-	c->offers_lapsed += count_cell(res, 0);
+	c->offers_lapsed += count_cell(res, 1);
 	return count_cell(res, 0);
 }
 

@@ -194,6 +194,42 @@ accept() {
 	[ "$(sql "SELECT count(*) FROM payments WHERE player_id = '$P5' AND kind = 'REFUND'")" = 0 ]
 }
 
+@test "every closed hand-over window is settled, however small the sweeper's batch, when no offer lapses" {
+	# two matches whose substitutes declined: each has only its window left to close, so the
+	# offers rule settles a match without an offer lapsing; batches of one must go on to the
+	# second
+	full_match '20 hours'
+	absent p2 "{\"substitutePlayerId\": \"$SUB\"}"
+	M1=$M
+	M=$(sql_match "$ORG" MATCHED '23 hours')
+	P5=$(fixture_player p5 INTERMEDIATE 40.42 -3.70)
+	sql_join "$M" "$P1" TEAM_A
+	sql_join "$M" "$P5" TEAM_B
+	sql_join "$M" "$P3" TEAM_B
+	absent p5 "{\"substitutePlayerId\": \"$W1\"}"
+	for who in sub w1; do
+		inv=$(sql "SELECT i.id FROM invitations i JOIN users u ON u.id = i.player_id
+		            WHERE i.kind = 'HANDOVER' AND u.subject = '$who'")
+		req POST "/api/match/invitations/$inv/decline" -t "$(token "$who")"
+		expect 204 -
+	done
+	sql "UPDATE match_handovers SET window_ends_at = now() - interval '1 second'" >/dev/null
+	run --separate-stderr env SWEEP_BATCH=1 "$COURTS_BUILD/cron/sweep"
+	[ "$status" -eq 0 ]
+	[ -z "$stderr" ]
+	[[ $output == *" offers_lapsed=0 "* ]]
+	[ "$(sql "SELECT string_agg(status || ' ' || late_penalty, ',') FROM match_handovers")" = \
+		"LAPSED true,LAPSED true" ]
+	[ "$(sql "SELECT string_agg(kind || ' ' || match_request_id, ',' ORDER BY match_request_id)
+	            FROM reliability_events")" = \
+		"$(sql "SELECT string_agg('LATE_ABSENCE ' || id, ',' ORDER BY id) FROM match_requests
+		         WHERE id IN ('$M1', '$M')")" ]
+	# a second run finds nothing left
+	run --separate-stderr env SWEEP_BATCH=1 "$COURTS_BUILD/cron/sweep"
+	[ "$status" -eq 0 ]
+	[ "$(sql "SELECT count(*) FROM reliability_events")" = 2 ]
+}
+
 @test "an absence after the hand-over window still invites the substitute, with the penalty at once and no refund" {
 	full_match '90 minutes'
 	absent p2 "{\"substitutePlayerId\": \"$SUB\"}"

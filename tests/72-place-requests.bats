@@ -290,7 +290,7 @@ told() {
 	req GET /api/match/invitations -t "$(token pro)"
 	expect 200
 	[ "$(jqr length)" = 0 ]
-	[ "$(sql "SELECT sweep_offers(10)")" = 1 ]
+	[ "$(sql "SELECT settled || ' ' || lapsed FROM sweep_offers(10)")" = "1 1" ]
 	[ "$(sql "SELECT status FROM invitations WHERE id = '$inv'")" = EXPIRED ]
 	[ "$(counters)" = "OPEN 00 21" ]
 }

@@ -338,7 +338,7 @@ static const char *const sweep_sql[] = {
 	"SELECT unfilled, invitations_expired FROM sweep_unfilled($1::int, $2::timestamptz)",
 	"SELECT completed, no_shows FROM sweep_completed($1::int, $2::timestamptz)",
 	"SELECT sweep_invitations($1::int, $2::timestamptz), 0",
-	"SELECT sweep_offers($1::int, $2::timestamptz), 0",
+	"SELECT settled, lapsed FROM sweep_offers($1::int, $2::timestamptz)",
 };
 _Static_assert(sizeof sweep_sql / sizeof sweep_sql[0] == SWEEP_RULES, "five sweeper rules");
 #define SWEEP_ATTEMPTS	3	/* a batch that lost a deadlock is retried, as cron/sweep.c does */
@@ -356,8 +356,10 @@ sweep_add(struct sweep_counts *c, int rule, long a, long b)
 	case 0: c->expired_holds += a; break;
 	case 1: c->unfilled += a; c->invitations_expired += b; break;
 	case 2: c->completed += a; c->no_shows += b; break;
-	/* stale invitations, and lapsed offers (whichever ends an offer, the sum is the same) */
-	default: c->invitations_expired += a; break;
+	/* stale invitations, and lapsed offers (whichever ends an offer, the sum is the same;
+	 * the offers rule claims matches, and says how many offers lapsed second) */
+	case 3: c->invitations_expired += a; break;
+	default: c->invitations_expired += b; break;
 	}
 }
 
