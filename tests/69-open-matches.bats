@@ -135,6 +135,23 @@ body_of() {
 	expect 200
 	[ "$(jqr -c '[.[].id]')" = "[\"$c\"]" ]
 	[ -z "$(header Link)" ]
+	# a day's feed pages within that day, in start order, and never shows another day's
+	for offset in '4 days' '4 days 1 hour' '4 days 2 hours' '5 days'; do
+		id=$(open_on "$(fixture_court "$VENUE" 90)" "$offset")
+		[ "$offset" != '4 days 1 hour' ] || day=$(sql "SELECT booking_date FROM match_requests WHERE id = '$id'")
+	done
+	want=$(sql "SELECT json_agg(id ORDER BY starts_at, id) FROM match_requests
+	             WHERE booking_date = '$day' AND status = 'OPEN'")
+	got='[]'
+	next="/api/match/open?lat=40.42&lng=-3.70&date=$day&limit=1"
+	while [ -n "$next" ]; do
+		req GET "$next" -t "$(token me)"
+		expect 200
+		[ "$(jqr length)" = 1 ]
+		got=$(jq -c --argjson page "$(jqr -c '[.[].id]')" '. + $page' <<<"$got")
+		next=$(header Link | sed -n 's/^<\([^>]*\)>; rel="next"$/\1/p')
+	done
+	[ "$got" = "$(jq -c . <<<"$want")" ]
 	req GET '/api/match/open?lng=-3.70&radiusKm=0&from=20:00:00&to=19:00:00&format=SIX&date=2026-02-30&limit=0' -t "$(token me)"
 	expect_problem 400 VALIDATION_FAILED
 	[ "$(jqr -c '[.errors[].field] | sort')" = '["date","format","lat","limit","radiusKm","to"]' ]
