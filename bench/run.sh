@@ -654,7 +654,7 @@ for mode in $modes; do
 
 	# the search's plan, captured from the statements the endpoint really runs (auto_explain on
 	# the sessions of plain-CGI requests, nested statements included: the venues are read by
-	# the kept free slots' statement inside match_search_answer)
+	# the kept free slots' statement inside match_search_rows)
 	if [ "$mode" = cgi ] && [ "${status[search_city]:-}" = ok ]; then
 		pglog=$state/log/postgresql.log
 		asql -c "LOAD 'auto_explain'" \

@@ -1,12 +1,12 @@
 /* search: free court slots near a point, with the number of players a match opened there
  * would invite (GET /api/match/search). Any valid token may search.
  *
- * The whole answer is one statement (sql/0007_search.sql, match_search, run by
- * match_search_answer of sql/0015_availability.sql with bitmap scans off): venues nearest
- * first from venues_earth_idx, stopping once `limit` slots are found, and eligible players
- * counted up to 100, from per-cell counts where a city has more than that (sql/0017) and
- * nearest first otherwise, so a search costs about the same in a dense city as in a
- * village. */
+ * The whole search is one statement (match_search_rows, sql/0030_search_rows.sql, with bitmap
+ * scans off; the slots from search_slots of sql/0007 and sql/0019): venues nearest first
+ * from venues_earth_idx, stopping once `limit` slots are found, and eligible players counted
+ * up to 100, from per-cell counts where a city has more than that (sql/0017) and nearest
+ * first otherwise, so a search costs about the same in a dense city as in a village. It
+ * answers plain rows in the answer's order, which this program writes as JSON. */
 #include <string.h>
 
 #include <libpq-fe.h>
@@ -15,6 +15,7 @@
 #include "sql.h"
 #include "http.h"
 #include "input.h"
+#include "json.h"
 #include "log.h"
 #include "problem.h"
 
@@ -29,6 +30,55 @@
 static const char *const formats[] = { "TWO_VS_TWO", "ONE_VS_ONE", "AMERICANO", NULL };
 static const char *const skills[] = { "ANY", "BEGINNER", "INTERMEDIATE", "ADVANCED",
     "PROFESSIONAL", NULL };
+
+/* The columns of match_search_rows (sql/0030_search_rows.sql): one row per slot, in the
+ * answer's order, or one row whose court is NULL when there is none. */
+enum {
+	COL_DATE_OK, COL_ELIGIBLE, COL_RESOURCE_ID, COL_RESOURCE_NAME, COL_RESOURCE_TYPE,
+	COL_VENUE_ID, COL_VENUE_NAME, COL_VENUE_CITY, COL_VENUE_LAT, COL_VENUE_LNG,
+	COL_DISTANCE, COL_START, COL_END, COL_PRICE, COL_CURRENCY, COL_COUNT
+};
+
+static const struct json_field result_fields[] = {
+	{ "resourceId", COL_RESOURCE_ID, JSON_TEXT },
+	{ "resourceName", COL_RESOURCE_NAME, JSON_TEXT },
+	{ "resourceType", COL_RESOURCE_TYPE, JSON_TEXT },
+	{ "venueId", COL_VENUE_ID, JSON_TEXT },
+	{ "venueName", COL_VENUE_NAME, JSON_TEXT },
+	{ "venueCity", COL_VENUE_CITY, JSON_TEXT },
+	{ "venueLatitude", COL_VENUE_LAT, JSON_NUMBER },
+	{ "venueLongitude", COL_VENUE_LNG, JSON_NUMBER },
+	{ "distanceKm", COL_DISTANCE, JSON_NUMBER },
+	{ "startTime", COL_START, JSON_TEXT },
+	{ "endTime", COL_END, JSON_TEXT },
+	{ "price", COL_PRICE, JSON_NUMBER },
+	{ "currency", COL_CURRENCY, JSON_TEXT },
+	{ "eligiblePlayersNearby", COL_ELIGIBLE, JSON_NUMBER },
+};
+
+/* 200 with the slots of res as an array of objects, [] when its one row has no court. */
+static void
+send_results(struct req *r, const PGresult *res)
+{
+	cJSON *results = cJSON_CreateArray(), *item;
+	int i;
+
+	for (i = 0; results != NULL && i < PQntuples(res); i++) {
+		if (PQgetisnull(res, i, COL_RESOURCE_ID))
+			continue;
+		item = json_from_row(res, i, result_fields,
+		    sizeof result_fields / sizeof result_fields[0]);
+		if (item == NULL || !cJSON_AddItemToArray(results, item)) {
+			problem_internal(r);
+			return;
+		}
+	}
+	if (results == NULL) {
+		problem_internal(r);
+		return;
+	}
+	req_send_cjson(r, 200, results);
+}
 
 /* GET /api/match/search?lat&lng&radiusKm&date&startTimeFrom&startTimeTo&slotDurationMinutes
  * &format&skillLevel&limit: 200 with the nearest available slots sorted by distance, start
@@ -67,25 +117,26 @@ search(struct req *r)
 		return;
 
 	res = sql_query(r,
-	    "SELECT date_ok, results FROM match_search_answer($1::float8, $2::float8, $3::numeric, "
-	    "$4::date, $5::time, $6::time, $7::int, $8, $9::int, $10::uuid, $11::int)",
+	    "SELECT * FROM match_search_rows($1::float8, $2::float8, $3::numeric, $4::date, "
+	    "$5::time, $6::time, $7::int, $8, $9::int, $10::uuid, $11::int)",
 	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius),
 	    date, from, to, input_fmt_long(r, duration), skill,
 	    input_fmt_long(r, config_get()->min_reliability), r->user_id,
 	    input_fmt_long(r, limit));
 	if (res == NULL)
 		return;
-	if (PQntuples(res) != 1 || db_value(res, 0, 1) == NULL) {
-		log_msg(r, "error", "match_search gave %d rows or no results", PQntuples(res));
+	if (PQntuples(res) < 1 || PQnfields(res) != COL_COUNT) {
+		log_msg(r, "error", "match_search_rows gave %d rows of %d columns", PQntuples(res),
+		    PQnfields(res));
 		problem_internal(r);
 		return;
 	}
-	if (strcmp(db_value(res, 0, 0), "t") != 0) {
+	if (strcmp(db_value(res, 0, COL_DATE_OK), "t") != 0) {
 		problem_field(r, "date", "must be at most 366 days ahead");
 		problem_fields_or_send(r);
 		return;
 	}
-	req_send_json(r, 200, db_value(res, 0, 1));
+	send_results(r, res);
 }
 
 static const struct route routes[] = {

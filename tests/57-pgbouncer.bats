@@ -3,7 +3,7 @@
 # the programs and PostgreSQL, on a Unix socket. The programs must work unchanged behind it:
 # no prepared statement may outlive its transaction (DB_PREPARE=0), the settings their libpq
 # options carry (time zone, statement timeout) come from pgbouncer's server sessions, and the
-# search keeps its plan, whose setting travels with the call (match_search_answer). Every
+# search keeps its plan, whose setting travels with the call (match_search_rows). Every
 # request goes through it and PostgreSQL forks no backend per request. It starts and stops
 # with the stack, by its PID.
 

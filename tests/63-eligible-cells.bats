@@ -171,7 +171,7 @@ crowd() {
 	[ "$(jqr -c '[.[].eligiblePlayersNearby] | unique')" = '[3]' ]
 	# the statement the endpoint runs reads the cells and no home (auto_explain shows the
 	# nested statements' plans)
-	stmt="SELECT * FROM match_search_answer($LAT, $LNG, 10, '$D', '09:00', '12:00', 90, 'ANY', 50, gen_random_uuid(), 50)"
+	stmt="SELECT * FROM match_search_rows($LAT, $LNG, 10, '$D', '09:00', '12:00', 90, 'ANY', 50, gen_random_uuid(), 50)"
 	plans=$(sql "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
 	             SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;
 	             $stmt" 2>&1)
