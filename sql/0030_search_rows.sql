@@ -7,9 +7,11 @@
 -- search now returns one row per slot, already in the answer's order, and cgi-bin/search.c
 -- writes the objects (json_from_row, common/json.c), the values' text unchanged.
 --
--- api_time wrote a time with to_char, which parses its format again at every call: 4 us a
--- time, 0.4 ms of a search's 50 slots. A time's own text is the same HH:MM:SS (24:00:00
--- included) followed by any fraction of a second, which to_char's SS dropped too.
+-- api_time wrote a time with to_char, of an interval and only STABLE, so the planner could
+-- not inline the IMMUTABLE function around it and ran it as a function of its own at every
+-- call: 3.3 us a time against 0.4 us now, 0.3 ms of a search's 50 slots and 60 us of a
+-- court's day of slots. A time's own text is the same HH:MM:SS (24:00:00 included) followed
+-- by any fraction of a second, which to_char's SS dropped too.
 --
 -- One row per slot, or one row without a court (resource_id NULL) when none is free or the
 -- date is too far ahead: date_ok says which, as before. eligible is the number of players a
