@@ -56,30 +56,6 @@ static const struct json_field result_fields[] = {
 	{ "eligiblePlayersNearby", COL_ELIGIBLE, JSON_NUMBER },
 };
 
-/* 200 with the slots of res as an array of objects, [] when its one row has no court. */
-static void
-send_results(struct req *r, const PGresult *res)
-{
-	cJSON *results = cJSON_CreateArray(), *item;
-	int i;
-
-	for (i = 0; results != NULL && i < PQntuples(res); i++) {
-		if (PQgetisnull(res, i, COL_RESOURCE_ID))
-			continue;
-		item = json_from_row(res, i, result_fields,
-		    sizeof result_fields / sizeof result_fields[0]);
-		if (item == NULL || !cJSON_AddItemToArray(results, item)) {
-			problem_internal(r);
-			return;
-		}
-	}
-	if (results == NULL) {
-		problem_internal(r);
-		return;
-	}
-	req_send_cjson(r, 200, results);
-}
-
 /* GET /api/match/search?lat&lng&radiusKm&date&startTimeFrom&startTimeTo&slotDurationMinutes
  * &format&skillLevel&limit: 200 with the nearest available slots sorted by distance, start
  * time and court, at most limit (default 50, at most 200; [] when none); 400
@@ -136,7 +112,8 @@ search(struct req *r)
 		problem_fields_or_send(r);
 		return;
 	}
-	send_results(r, res);
+	req_send_json(r, 200, json_rows(r->a, res, COL_RESOURCE_ID, result_fields,
+	    sizeof result_fields / sizeof result_fields[0]));
 }
 
 static const struct route routes[] = {

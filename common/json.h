@@ -1,4 +1,4 @@
-/* json: cJSON wired to the request arena. */
+/* json: cJSON wired to the request arena, and result rows written as JSON. */
 #ifndef COURTS_JSON_H
 #define COURTS_JSON_H
 
@@ -16,7 +16,7 @@ void json_use_arena(struct arena *a);
 /* Adds exact money (cents) as a JSON number with two decimals, e.g. 12.50. */
 void json_add_money(cJSON *obj, const char *name, long long cents);
 
-/* How json_from_row writes a column of a result row. */
+/* How json_rows writes a column of a result row. */
 enum json_kind {
 	JSON_TEXT,	/* a string */
 	JSON_NUMBER,	/* a number, the column's text as PostgreSQL wrote it (numeric keeps
@@ -29,9 +29,12 @@ struct json_field {
 	enum json_kind	 kind;
 };
 
-/* Row row of res as an object with one member per field, in order, null where the column is
- * NULL: what json_build_object made in SQL, without its per-call type look-ups. NULL when
- * out of memory. */
-cJSON *json_from_row(const PGresult *res, int row, const struct json_field *fields, size_t n);
+/* The rows of res as a JSON array of objects, each with one member per field in order, null
+ * where the column is NULL; a row whose column skip_null is NULL is left out (-1: none is).
+ * Written straight from the rows' text into a's memory, in two passes (length, then bytes):
+ * what json_build_object and json_agg made in SQL, without their per-value type look-ups,
+ * and without a cJSON tree of every value. */
+char *json_rows(struct arena *a, const PGresult *res, int skip_null,
+    const struct json_field *fields, size_t n);
 
 #endif

@@ -5,22 +5,15 @@
 -- arguments again at every call: on the bench's CITY data that was a fifth of the search's
 -- whole CPU time under load (perf), more than the index scans that find the slots. The
 -- search now returns one row per slot, already in the answer's order, and cgi-bin/search.c
--- writes the objects (json_from_row, common/json.c), the values' text unchanged.
---
--- api_time wrote a time with to_char, of an interval and only STABLE, so the planner could
--- not inline the IMMUTABLE function around it and ran it as a function of its own at every
--- call: 3.3 us a time against 0.4 us now, 0.3 ms of a search's 50 slots and 60 us of a
--- court's day of slots. A time's own text is the same HH:MM:SS (24:00:00 included) followed
--- by any fraction of a second, which to_char's SS dropped too.
+-- writes the array (json_rows, common/json.c), the values' text unchanged. On CITY the
+-- statement takes about 2.2 ms against 3.0 ms (pgbench, alternating runs), and the pool mode
+-- spends 2.1-2.6 ms of the machine's CPU per search against 2.5-2.8 ms (wrk -c16, old and
+-- new programs alternating on one database).
 --
 -- One row per slot, or one row without a court (resource_id NULL) when none is free or the
 -- date is too far ahead: date_ok says which, as before. eligible is the number of players a
 -- match opened there would invite, the same for every row and counted once, when the first
 -- row is made (an uncorrelated sub-select); NULL on the row without a court.
-
-CREATE OR REPLACE FUNCTION api_time(t time) RETURNS text
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
-    RETURN left(t::text, 8);
 
 CREATE FUNCTION match_search_rows(p_lat double precision, p_lng double precision,
                                   p_radius_km numeric, p_date date, p_from time, p_to time,

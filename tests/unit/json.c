@@ -1,0 +1,118 @@
+/* json: result rows written as JSON (json_rows), on results built by hand with libpq. */
+#include <stdbool.h>
+
+#include <cJSON.h>
+#include <libpq-fe.h>
+
+#include "arena.h"
+#include "json.h"
+#include "unit.h"
+
+static struct arena *arena;
+
+enum { COL_ID, COL_NAME, COL_PRICE, COL_LAT, NCOLS };
+
+static const struct json_field fields[] = {
+	{ "id", COL_ID, JSON_TEXT },
+	{ "name", COL_NAME, JSON_TEXT },
+	{ "price", COL_PRICE, JSON_NUMBER },
+	{ "lat", COL_LAT, JSON_NUMBER },
+};
+
+/* A result of NCOLS text columns and rows of cells, NULL for SQL NULL. */
+static PGresult *
+result(int rows, const char *const cells[][NCOLS])
+{
+	static char names[NCOLS][8];
+	PGresAttDesc attrs[NCOLS];
+	PGresult *res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+	int i, c;
+
+	memset(attrs, 0, sizeof attrs);
+	for (c = 0; c < NCOLS; c++) {
+		snprintf(names[c], sizeof names[c], "c%d", c);
+		attrs[c].name = names[c];
+		attrs[c].typid = 25;	/* text */
+		attrs[c].typlen = -1;
+		attrs[c].atttypmod = -1;
+	}
+	if (res == NULL || !PQsetResultAttrs(res, NCOLS, attrs))
+		return NULL;
+	for (i = 0; i < rows; i++)
+		for (c = 0; c < NCOLS; c++)
+			if (!PQsetvalue(res, i, c, (char *)cells[i][c],
+			    cells[i][c] != NULL ? (int)strlen(cells[i][c]) : -1))
+				return NULL;
+	return res;
+}
+
+static const char *
+rows_json(int rows, const char *const cells[][NCOLS], int skip_null)
+{
+	PGresult *res = result(rows, cells);
+	const char *out;
+
+	if (res == NULL)
+		return NULL;
+	out = json_rows(arena, res, skip_null, fields, NCOLS);
+	PQclear(res);
+	return out;
+}
+
+static void
+test_rows(void)
+{
+	static const char *const two[][NCOLS] = {
+		{ "a1", "Club", "20.00", "40.4168" },
+		{ "a2", NULL, "-0.50", "-3.7038" },
+	};
+	static const char *const none[][NCOLS] = { { NULL, NULL, NULL, NULL } };
+
+	CHECK_STR(rows_json(2, two, -1),
+	    "[{\"id\":\"a1\",\"name\":\"Club\",\"price\":20.00,\"lat\":40.4168},"
+	    "{\"id\":\"a2\",\"name\":null,\"price\":-0.50,\"lat\":-3.7038}]",
+	    "rows: an object per row, members in order, numbers as written, NULL as null");
+	CHECK_STR(rows_json(0, none, -1), "[]", "rows: no row is an empty array");
+	CHECK_STR(rows_json(1, none, COL_ID), "[]",
+	    "rows: a row whose skip_null column is NULL is left out");
+	CHECK_STR(rows_json(2, two, COL_NAME),
+	    "[{\"id\":\"a1\",\"name\":\"Club\",\"price\":20.00,\"lat\":40.4168}]",
+	    "rows: only the rows where skip_null is NULL are left out");
+}
+
+static void
+test_values(void)
+{
+	static const char *const odd[][NCOLS] = {
+		{ "q\"b\\s/", "tab\there\nnew\r\b\f\x01\x1f", "NaN", "-Infinity" },
+		{ "caf\xc3\xa9 \xe2\x82\xac", "", "1e+30", "0" },
+	};
+	const char *out = rows_json(2, odd, -1);
+	cJSON *doc = out != NULL ? cJSON_Parse(out) : NULL;
+	cJSON *row0 = cJSON_GetArrayItem(doc, 0), *row1 = cJSON_GetArrayItem(doc, 1);
+
+	CHECK(doc != NULL && cJSON_GetArraySize(doc) == 2, "values: the text is JSON");
+	CHECK_STR(out,
+	    "[{\"id\":\"q\\\"b\\\\s/\",\"name\":\"tab\\there\\nnew\\r\\b\\f\\u0001\\u001f\","
+	    "\"price\":\"NaN\",\"lat\":\"-Infinity\"},"
+	    "{\"id\":\"caf\xc3\xa9 \xe2\x82\xac\",\"name\":\"\",\"price\":1e+30,\"lat\":0}]",
+	    "values: quote, backslash and control characters escaped, UTF-8 unchanged, "
+	    "NaN and infinities as strings");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(row0, "name")),
+	    "tab\there\nnew\r\b\f\x01\x1f", "values: a parser reads the text back as it was");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(row1, "id")),
+	    "caf\xc3\xa9 \xe2\x82\xac", "values: UTF-8 reads back as it was");
+	cJSON_Delete(doc);
+}
+
+int
+main(void)
+{
+	unit_start();
+	if ((arena = arena_new()) == NULL)
+		return 2;
+	test_rows();
+	test_values();
+	arena_free(arena);
+	return unit_done();
+}
