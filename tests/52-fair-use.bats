@@ -72,6 +72,52 @@ rules() {
 	[ "$(sql "SELECT count(*) FROM match_requests WHERE status = 'PENDING_PAYMENT' AND expires_at > now()")" = 2 ]
 }
 
+@test "the hold limit reads the player's own holds, however many other players hold" {
+	day=$(weekday_date 3)
+	create "$day" 08:00:00
+	expect 201
+	# Statistics from a table of 500 past matches of 500 players and 20 live holds, then 3,000
+	# live holds of other players made since (expiring later than anything ANALYZE saw), as
+	# a busy hour leaves them: the count the limit runs, in the plans PL/pgSQL really makes
+	# (with the values for a session's first calls, which is every call in plain CGI;
+	# auto_explain shows the nested statements), goes by the player's index and reads only
+	# their hold. All of it in one transaction, rolled back.
+	plans=$(sql "BEGIN; SET LOCAL session_replication_role = replica;
+	             INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
+	                 end_time, starts_at, ends_at, format, skill_level, status, team_size,
+	                 court_price, price_per_player, currency, search_latitude, search_longitude,
+	                 search_radius_km, expires_at, cancel_reason)
+	             SELECT '$COURT', gen_random_uuid(), current_date + 400 + g, '10:00', '11:30',
+	                    now(), now() + interval '90 minutes', 'TWO_VS_TWO', 'INTERMEDIATE',
+	                    CASE WHEN g <= 500 THEN 'CANCELLED' ELSE 'PENDING_PAYMENT' END, 2, 20.00,
+	                    5.00, 'EUR', 40.42, -3.70, 5,
+	                    now() + CASE WHEN g <= 520 THEN interval '1 minute' ELSE interval '10 minutes' END,
+	                    CASE WHEN g <= 500 THEN 'ORGANIZER' END
+	               FROM generate_series(1, 520) g;
+	             ANALYZE match_requests;
+	             INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
+	                 end_time, starts_at, ends_at, format, skill_level, status, team_size,
+	                 court_price, price_per_player, currency, search_latitude, search_longitude,
+	                 search_radius_km, expires_at)
+	             SELECT '$COURT', gen_random_uuid(), current_date + 400 + g, '10:00', '11:30',
+	                    now(), now() + interval '90 minutes', 'TWO_VS_TWO', 'INTERMEDIATE',
+	                    'PENDING_PAYMENT', 2, 20.00, 5.00, 'EUR', 40.42, -3.70, 5,
+	                    now() + interval '10 minutes'
+	               FROM generate_series(521, 3520) g;
+	             SET LOCAL session_replication_role = origin;
+	             LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+	             SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off;
+	             SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;
+	             SELECT hold_limit_check('$ORG', 2, now() + interval '5 minutes') FROM generate_series(1, 7);
+	             ROLLBACK" 2>&1)
+	[ "$(grep -c 'Index Scan using match_requests_player_holds_idx on match_requests' <<<"$plans")" = 7 ] ||
+		{ echo "$plans" >&2; false; }
+	[ "$(grep -A1 'Index Scan using match_requests_player_holds_idx' <<<"$plans" |
+		grep -c 'Index Cond: ((organizer_id = \$1) AND (expires_at > \$3))')" = 7 ]
+	! grep -q 'Rows Removed by Filter' <<<"$plans" || { echo "$plans" >&2; false; }
+	[ "$(sql "SELECT count(*) FROM match_requests")" = 1 ]
+}
+
 @test "twenty concurrent creates by one player leave exactly two holds" {
 	i=0
 	for d in 3 4 5; do
