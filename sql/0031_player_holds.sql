@@ -24,23 +24,5 @@ CREATE INDEX match_requests_player_holds_idx ON match_requests (organizer_id, ex
 COMMENT ON INDEX match_requests_player_holds_idx IS
     'A player''s unpaid holds by expiry: the hold limit counts the live ones.';
 
--- (0021, restated) the same count, planned without the values
-CREATE OR REPLACE FUNCTION hold_limit_check(p_player uuid, p_max integer, p_now timestamptz)
-    RETURNS void
-    LANGUAGE plpgsql
-    SET plan_cache_mode = force_generic_plan
-AS $$
-BEGIN
-    PERFORM 1 FROM users WHERE id = p_player FOR UPDATE;
-    IF p_max IS NOT NULL AND (SELECT count(DISTINCT COALESCE(sm.series_id, m.id))
-                                FROM match_requests m
-                                LEFT JOIN match_series_matches sm ON sm.match_request_id = m.id
-                               WHERE m.organizer_id = p_player AND m.status = 'PENDING_PAYMENT'
-                                 AND m.expires_at > p_now) >= p_max THEN
-        PERFORM lifecycle_fail(409, 'HOLD_LIMIT',
-            format('You already hold %s unpaid matches, the most allowed; pay for or cancel one first.',
-                   p_max));
-    END IF;
-END $$;
-COMMENT ON FUNCTION hold_limit_check(uuid, integer, timestamptz) IS
-    'Refuses a hold past the limit of live unpaid holds per player; a series counts once.';
+-- (0021's function, its statement unchanged) planned without the values
+ALTER FUNCTION hold_limit_check(uuid, integer, timestamptz) SET plan_cache_mode = force_generic_plan;

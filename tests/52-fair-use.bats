@@ -82,28 +82,25 @@ rules() {
 	# (with the values for a session's first calls, which is every call in plain CGI;
 	# auto_explain shows the nested statements), goes by the player's index and reads only
 	# their hold. All of it in one transaction, rolled back.
+	# holds FROM TO: matches g = FROM..TO of other players on $COURT, a date each: the first
+	# 500 past (cancelled), the next 20 live for a minute, the rest for ten
+	holds() {
+		echo "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
+		          end_time, starts_at, ends_at, format, skill_level, status, team_size,
+		          court_price, price_per_player, currency, search_latitude, search_longitude,
+		          search_radius_km, expires_at, cancel_reason)
+		      SELECT '$COURT', gen_random_uuid(), current_date + 400 + g, '10:00', '11:30',
+		             now(), now() + interval '90 minutes', 'TWO_VS_TWO', 'INTERMEDIATE',
+		             CASE WHEN g <= 500 THEN 'CANCELLED' ELSE 'PENDING_PAYMENT' END, 2, 20.00,
+		             5.00, 'EUR', 40.42, -3.70, 5,
+		             now() + CASE WHEN g <= 520 THEN interval '1 minute' ELSE interval '10 minutes' END,
+		             CASE WHEN g <= 500 THEN 'ORGANIZER' END
+		        FROM generate_series($1, $2) g;"
+	}
 	plans=$(sql "BEGIN; SET LOCAL session_replication_role = replica;
-	             INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
-	                 end_time, starts_at, ends_at, format, skill_level, status, team_size,
-	                 court_price, price_per_player, currency, search_latitude, search_longitude,
-	                 search_radius_km, expires_at, cancel_reason)
-	             SELECT '$COURT', gen_random_uuid(), current_date + 400 + g, '10:00', '11:30',
-	                    now(), now() + interval '90 minutes', 'TWO_VS_TWO', 'INTERMEDIATE',
-	                    CASE WHEN g <= 500 THEN 'CANCELLED' ELSE 'PENDING_PAYMENT' END, 2, 20.00,
-	                    5.00, 'EUR', 40.42, -3.70, 5,
-	                    now() + CASE WHEN g <= 520 THEN interval '1 minute' ELSE interval '10 minutes' END,
-	                    CASE WHEN g <= 500 THEN 'ORGANIZER' END
-	               FROM generate_series(1, 520) g;
+	             $(holds 1 520)
 	             ANALYZE match_requests;
-	             INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
-	                 end_time, starts_at, ends_at, format, skill_level, status, team_size,
-	                 court_price, price_per_player, currency, search_latitude, search_longitude,
-	                 search_radius_km, expires_at)
-	             SELECT '$COURT', gen_random_uuid(), current_date + 400 + g, '10:00', '11:30',
-	                    now(), now() + interval '90 minutes', 'TWO_VS_TWO', 'INTERMEDIATE',
-	                    'PENDING_PAYMENT', 2, 20.00, 5.00, 'EUR', 40.42, -3.70, 5,
-	                    now() + interval '10 minutes'
-	               FROM generate_series(521, 3520) g;
+	             $(holds 521 3520)
 	             SET LOCAL session_replication_role = origin;
 	             LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
 	             SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off;
