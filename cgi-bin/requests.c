@@ -167,21 +167,20 @@ request_create(struct req *r)
 	struct create_input in;
 	PGresult *res;
 
-	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0 ||
-	    sql_query(r, "SELECT match_new_terms($1, $2::boolean)", in.visibility,
-	    in.competitive) == NULL)
+	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0)
 		return;
+	/* the terms, the hold and the answer in one statement (sql/0032_create_path.sql) */
 	res = sql_query(r,
-	    "SELECT match_hold($1::uuid, $2::uuid, $3::date, $4::time, $5::int, $6::text, "
-	    "                  $7::text, $8::text, $9::float8, $10::float8, $11::numeric, $12::int, "
-	    "                  p_max_holds => $13::int)",
-	    in.resource, r->user_id, in.date, in.start, in.duration, in.format, in.skill,
-	    in.message, in.lat, in.lng, in.radius,
+	    "SELECT match_create($1, $2::boolean, $3::uuid, $4::uuid, $5::date, $6::time, $7::int, "
+	    "                    $8::text, $9::text, $10::text, $11::float8, $12::float8, "
+	    "                    $13::numeric, $14::int, $15::int)",
+	    in.visibility, in.competitive, in.resource, r->user_id, in.date, in.start,
+	    in.duration, in.format, in.skill, in.message, in.lat, in.lng, in.radius,
 	    input_fmt_long(r, config_get()->payment_hold_seconds),
 	    input_fmt_long(r, config_get()->max_unpaid_holds));
 	if (res == NULL)	/* 23P01: another live request holds the slot -> 409 SLOT_TAKEN */
 		return;
-	sql_commit_and_send(r, 201, match_json(r, db_value(res, 0, 0)));
+	sql_commit_and_send(r, 201, db_value(res, 0, 0));
 }
 
 /* POST /api/match/requests/{id}/confirm-payment: 200 with the request, now OPEN, the

@@ -31,12 +31,12 @@ fixture_match() {
 	date=$(local_date "$days")
 	id=$(sql "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
 	              end_time, starts_at, ends_at, format, skill_level, status, team_size,
-	              court_price, price_per_player, currency, custom_message, search_latitude,
-	              search_longitude, search_radius_km, expires_at, cancel_reason)
+	              team_a_count, court_price, price_per_player, currency, custom_message,
+	              search_latitude, search_longitude, search_radius_km, expires_at, cancel_reason)
 	          VALUES ('$COURT', '$ORG_ID', '$date', '$start', time '$start' + interval '90 min',
 	              ('$date'::date + time '$start') AT TIME ZONE 'Europe/Madrid',
 	              ('$date'::date + time '$start' + interval '90 min') AT TIME ZONE 'Europe/Madrid',
-	              '$format', 'INTERMEDIATE', '$status', $size, 20.00, $ppp, 'EUR', 'Friendly game',
+	              '$format', 'INTERMEDIATE', '$status', $size, 1, 20.00, $ppp, 'EUR', 'Friendly game',
 	              40.4168, -3.7038, 10, now() + interval '15 min',
 	              CASE WHEN '$status' = 'CANCELLED' THEN 'ORGANIZER' END)
 	          RETURNING id")

@@ -81,13 +81,13 @@ losers_all_slot_taken() {
 	old_org=$(user_id old)
 	old=$(sql "WITH m AS (
 	         INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
-	             end_time, starts_at, ends_at, format, skill_level, team_size, court_price,
-	             price_per_player, currency, search_latitude, search_longitude,
+	             end_time, starts_at, ends_at, format, skill_level, team_size, team_a_count,
+	             court_price, price_per_player, currency, search_latitude, search_longitude,
 	             search_radius_km, expires_at)
 	         VALUES ('$COURT', '$old_org', '$DAY', '18:30', '20:00',
 	             timestamp '$DAY 18:30' AT TIME ZONE 'Europe/Madrid',
 	             timestamp '$DAY 20:00' AT TIME ZONE 'Europe/Madrid', 'TWO_VS_TWO',
-	             'INTERMEDIATE', 2, 20.00, 5.00, 'EUR', 40.42, -3.70, 10,
+	             'INTERMEDIATE', 2, 1, 20.00, 5.00, 'EUR', 40.42, -3.70, 10,
 	             now() - interval '1 second')
 	         RETURNING id, organizer_id),
 	     o AS (INSERT INTO match_players (match_request_id, player_id, team, role)

@@ -25,12 +25,12 @@ setup_file() {
 	          WHERE r.id = court;
 	         INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
 	             end_time, starts_at, ends_at, format, skill_level, status, team_size,
-	             court_price, price_per_player, currency, search_latitude, search_longitude,
-	             search_radius_km, expires_at, cancel_reason)
+	             team_a_count, court_price, price_per_player, currency, search_latitude,
+	             search_longitude, search_radius_km, expires_at, cancel_reason)
 	         VALUES (court, organizer, day, start_at, start_at + interval '90 minutes',
 	             (day + start_at) AT TIME ZONE tz,
 	             (day + start_at + interval '90 minutes') AT TIME ZONE tz,
-	             'TWO_VS_TWO', 'INTERMEDIATE', st, 2, 20.00, 5.00, 'EUR', 40.4168, -3.7038, 10,
+	             'TWO_VS_TWO', 'INTERMEDIATE', st, 2, 1, 20.00, 5.00, 'EUR', 40.4168, -3.7038, 10,
 	             expires, CASE WHEN st = 'CANCELLED' THEN 'ORGANIZER' END)
 	         RETURNING id INTO m;
 	         INSERT INTO match_players (match_request_id, player_id, team, role)

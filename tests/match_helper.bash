@@ -20,11 +20,11 @@ sql_matches() {
 	     m AS (
 	         INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
 	             end_time, starts_at, ends_at, format, skill_level, status, team_size,
-	             court_price, price_per_player, currency, search_latitude, search_longitude,
-	             search_radius_km, expires_at)
+	             team_a_count, court_price, price_per_player, currency, search_latitude,
+	             search_longitude, search_radius_km, expires_at)
 	         SELECT '$COURT', '$1', d, st, et, (d + st) AT TIME ZONE 'Europe/Madrid',
 	                (d + et) AT TIME ZONE 'Europe/Madrid', 'TWO_VS_TWO', 'INTERMEDIATE', '$2',
-	                2, 20.00, 5.00, 'EUR', 40.42, -3.70, 5, now() + interval '15 minutes'
+	                2, 1, 20.00, 5.00, 'EUR', 40.42, -3.70, 5, now() + interval '15 minutes'
 	           FROM k
 	         RETURNING id, organizer_id),
 	     o AS (INSERT INTO match_players (match_request_id, player_id, team, role)
