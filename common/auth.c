@@ -52,6 +52,22 @@ static struct {
 } user_cache[USER_CACHE];
 static unsigned user_cache_next;
 
+/* Tokens this process accepted, by the SHA-256 of the token: what the checks gave. A client
+ * sends one token with many requests, and a hit skips the signature (RS256 is most of a
+ * worker's own CPU for a request), the claims and the local id's query. The expiry is
+ * checked again at every use, and new keys (a rotation, another file) forget them all.
+ * Direct-mapped: a token takes its slot from whatever was there. */
+#define TOKEN_CACHE	1024
+struct token_seen {
+	unsigned char	digest[32];	/* SHA-256 of the token */
+	unsigned	keys_gen;	/* keys_gen when it was accepted; 0: empty */
+	long		exp;
+	unsigned	roles;
+	char		id[37];		/* users.id */
+};
+static struct token_seen token_cache[TOKEN_CACHE];
+static unsigned keys_gen = 1;	/* changes whenever the keys do */
+
 void
 auth_reset(void)
 {
@@ -62,6 +78,7 @@ auth_reset(void)
 	bad_logged = false;
 	memset(&keys_looked, 0, sizeof keys_looked);
 	memset(user_cache, 0, sizeof user_cache);
+	keys_gen++;
 }
 
 static bool
@@ -177,6 +194,7 @@ key_load(void)
 	keys = fresh;
 	keys_jwks = jwks;
 	keys_st = st;
+	keys_gen++;
 	bad_logged = false;
 	clock_gettime(CLOCK_MONOTONIC, &keys_looked);
 	return true;
@@ -471,11 +489,25 @@ unauthorized(struct req *r, const char *challenge, const char *code, const char 
 	problem_send(r, 401, code, detail);
 }
 
+/* The slot of token in token_cache, its SHA-256 in digest; NULL if it cannot be hashed. */
+static struct token_seen *
+token_slot(const char *token, unsigned char digest[32])
+{
+	unsigned len = 0;
+
+	if (EVP_Digest(token, strlen(token), digest, &len, EVP_sha256(), NULL) != 1 || len != 32)
+		return NULL;
+	return &token_cache[((unsigned)digest[0] << 8 | digest[1]) % TOKEN_CACHE];
+}
+
 int
 auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 {
 	struct auth_claims c;
 	const char *why, *token;
+	unsigned char digest[32];
+	long now = (long)time(NULL);
+	struct token_seen *seen;
 
 	/* no token is the caller's mistake whatever the state of our key */
 	if ((token = auth_bearer_token(authorization)) == NULL) {
@@ -490,11 +522,21 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 		    "Authentication is temporarily unavailable; retry later.");
 		return -1;
 	}
-	if (auth_verify(token, (long)time(NULL), &c, &why) != 0) {
-		log_msg(r, "info", "token refused: %s", why);
-		unauthorized(r, "Bearer realm=\"courts\", error=\"invalid_token\"", "INVALID_TOKEN",
-		    why);
-		return -1;
+	/* accepted before with these keys, and not expired since (auth_verify's test) */
+	seen = token_slot(token, digest);
+	if (seen != NULL && seen->keys_gen == keys_gen &&
+	    memcmp(seen->digest, digest, sizeof digest) == 0 &&
+	    seen->exp >= now - AUTH_LEEWAY_SECONDS) {
+		c.roles = seen->roles;
+		r->user_id = arena_strdup(r->a, seen->id);
+	} else {
+		if (auth_verify(token, now, &c, &why) != 0) {
+			log_msg(r, "info", "token refused: %s", why);
+			unauthorized(r, "Bearer realm=\"courts\", error=\"invalid_token\"",
+			    "INVALID_TOKEN", why);
+			return -1;
+		}
+		r->user_id = NULL;
 	}
 	r->roles = c.roles;
 	if ((need & c.roles) != need) {
@@ -502,5 +544,16 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 		    "The ADMIN role is required." : "The OWNER role is required.");
 		return -1;
 	}
-	return user_resolve(r, &c);
+	if (r->user_id != NULL)
+		return 0;
+	if (user_resolve(r, &c) != 0)
+		return -1;
+	if (seen != NULL) {
+		memcpy(seen->digest, digest, sizeof digest);
+		seen->keys_gen = keys_gen;
+		seen->exp = c.exp;
+		seen->roles = c.roles;
+		snprintf(seen->id, sizeof seen->id, "%s", r->user_id);
+	}
+	return 0;
 }

@@ -7,7 +7,9 @@
  * With JWT_JWKS_FILE the keys come from the identity provider's JWKS document instead
  * (common/jwks.h): the token's kid picks the key, and the key's type its algorithm. A
  * process that lives on re-reads a changed key file within a second, and keeps the keys it
- * has when the new version does not parse.
+ * has when the new version does not parse. It also keeps the tokens it accepted (by their
+ * SHA-256, with expiry, roles and local id) until they expire or the keys change: a client
+ * sends one token with many requests, and its signature is checked once per process.
  */
 #ifndef COURTS_AUTH_H
 #define COURTS_AUTH_H

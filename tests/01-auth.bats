@@ -102,6 +102,26 @@ expect_invalid_token() {
 	expect_invalid_token
 }
 
+@test "a token a process accepted before is refused once its leeway is over, and keeps its roles" {
+	# long-lived processes keep the tokens they accepted (common/auth.c): expiry and roles
+	# are checked again at every use. Valid for 5 more seconds; every worker sees it.
+	local t i
+	t=$(token "$ALICE" "" -e -55)
+	for i in 1 2 3 4 5 6 7 8; do
+		req GET /api/match/requests/my -t "$t"
+		expect 200
+	done
+	req GET $PROTECTED -t "$t"
+	expect_problem 403 FORBIDDEN
+	sleep 6
+	for i in 1 2 3 4 5 6 7 8; do
+		req GET /api/match/requests/my -t "$t"
+		expect_invalid_token
+		[ "$(jqr .detail)" = "token expired" ]
+	done
+	[ "$(users_count)" = 1 ]
+}
+
 @test "a token without exp is 401 INVALID_TOKEN" {
 	req GET $PROTECTED -t "$(token "$ALICE" OWNER -x)"
 	expect_invalid_token
