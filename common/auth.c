@@ -53,10 +53,10 @@ static struct {
 static unsigned user_cache_next;
 
 /* Tokens this process accepted, by the SHA-256 of the token: what the checks gave. A client
- * sends one token with many requests, and a hit skips the signature (RS256 is most of a
- * worker's own CPU for a request), the claims and the local id's query. The expiry is
- * checked again at every use, and new keys (a rotation, another file) forget them all.
- * Direct-mapped: a token takes its slot from whatever was there. */
+ * sends one token with many requests, and a hit skips the signature (RS256 and the claims
+ * were about half of a pool worker's own CPU for a request, under load) and the local id's
+ * query. The expiry is checked again at every use, and new keys (a rotation, another file)
+ * forget them all. Direct-mapped: a token takes its slot from whatever was there. */
 #define TOKEN_CACHE	1024
 struct token_seen {
 	unsigned char	digest[32];	/* SHA-256 of the token */
