@@ -104,17 +104,17 @@ expect_invalid_token() {
 
 @test "a token a process accepted before is refused once its leeway is over, and keeps its roles" {
 	# long-lived processes keep the tokens they accepted (common/auth.c): expiry and roles
-	# are checked again at every use. Valid for 5 more seconds, sent eight times so that
+	# are checked again at every use. Valid for 10 more seconds, sent eight times so that
 	# the workers of a pool have it.
 	local t i
-	t=$(token "$ALICE" "" -e -55)
+	t=$(token "$ALICE" "" -e -50)
 	for i in 1 2 3 4 5 6 7 8; do
 		req GET /api/match/requests/my -t "$t"
 		expect 200
 	done
 	req GET $PROTECTED -t "$t"
 	expect_problem 403 FORBIDDEN
-	sleep 6
+	sleep 11
 	for i in 1 2 3 4 5 6 7 8; do
 		req GET /api/match/requests/my -t "$t"
 		expect_invalid_token
