@@ -26,7 +26,6 @@
 
 #define TOKEN_MAX	8192
 #define SIG_MAX		1024
-#define USER_CACHE	64
 
 /* The keys tokens are checked against: the one key of JWT_PUBLIC_KEY_FILE (a token's kid is
  * not looked at) or the usable keys of JWT_JWKS_FILE (the token's kid picks one). A process
@@ -43,14 +42,6 @@ static struct timespec keys_looked;	/* CLOCK_MONOTONIC of the last look at the f
 
 #define KEYS_LOOK_NS	1000000000L
 #define JWKS_FILE_MAX	(1024 * 1024)
-
-/* (issuer, subject) -> users.id, kept by long-lived processes to skip a query per request */
-static struct {
-	char	issuer[256];
-	char	subject[256];
-	char	id[37];
-} user_cache[USER_CACHE];
-static unsigned user_cache_next;
 
 /* Tokens this process accepted, by the SHA-256 of the token: what the checks gave. A client
  * sends one token with many requests, and a hit skips the signature (RS256 and the claims
@@ -77,7 +68,6 @@ auth_reset(void)
 	memset(&bad_st, 0, sizeof bad_st);
 	bad_logged = false;
 	memset(&keys_looked, 0, sizeof keys_looked);
-	memset(user_cache, 0, sizeof user_cache);
 	keys_gen++;
 }
 
@@ -418,33 +408,11 @@ out:
 	return rc;
 }
 
-static const char *
-user_cache_get(const struct auth_claims *c)
-{
-	size_t i;
-
-	for (i = 0; i < USER_CACHE; i++)
-		if (user_cache[i].id[0] != '\0' && strcmp(user_cache[i].subject, c->subject) == 0 &&
-		    strcmp(user_cache[i].issuer, c->issuer) == 0)
-			return user_cache[i].id;
-	return NULL;
-}
-
-static void
-user_cache_put(const struct auth_claims *c, const char *id)
-{
-	unsigned i = user_cache_next++ % USER_CACHE;
-
-	snprintf(user_cache[i].issuer, sizeof user_cache[i].issuer, "%s", c->issuer);
-	snprintf(user_cache[i].subject, sizeof user_cache[i].subject, "%s", c->subject);
-	snprintf(user_cache[i].id, sizeof user_cache[i].id, "%s", id);
-}
-
 /* Local id of (iss, sub), created on first sight. 0, or -1 after answering. */
 static int
 user_resolve(struct req *r, const struct auth_claims *c)
 {
-	const char *id = user_cache_get(c);
+	const char *id = NULL;
 	PGresult *res;
 	int attempt;
 
@@ -460,10 +428,8 @@ user_resolve(struct req *r, const struct auth_claims *c)
 		    c->issuer, c->subject);
 		if (res == NULL)
 			return -1;
-		if (PQntuples(res) > 0) {
+		if (PQntuples(res) > 0)
 			id = PQgetvalue(res, 0, 0);
-			user_cache_put(c, id);
-		}
 	}
 	if (id == NULL) {
 		problem_internal(r);
@@ -508,6 +474,7 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 	unsigned char digest[32];
 	long now = (long)time(NULL);
 	struct token_seen *seen;
+	bool hit;
 
 	/* no token is the caller's mistake whatever the state of our key */
 	if ((token = auth_bearer_token(authorization)) == NULL) {
@@ -524,19 +491,16 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 	}
 	/* accepted before with these keys, and not expired since (auth_verify's test) */
 	seen = token_slot(token, digest);
-	if (seen != NULL && seen->keys_gen == keys_gen &&
+	hit = seen != NULL && seen->keys_gen == keys_gen &&
 	    memcmp(seen->digest, digest, sizeof digest) == 0 &&
-	    seen->exp >= now - AUTH_LEEWAY_SECONDS) {
+	    seen->exp >= now - AUTH_LEEWAY_SECONDS;
+	if (hit)
 		c.roles = seen->roles;
-		r->user_id = arena_strdup(r->a, seen->id);
-	} else {
-		if (auth_verify(token, now, &c, &why) != 0) {
-			log_msg(r, "info", "token refused: %s", why);
-			unauthorized(r, "Bearer realm=\"courts\", error=\"invalid_token\"",
-			    "INVALID_TOKEN", why);
-			return -1;
-		}
-		r->user_id = NULL;
+	else if (auth_verify(token, now, &c, &why) != 0) {
+		log_msg(r, "info", "token refused: %s", why);
+		unauthorized(r, "Bearer realm=\"courts\", error=\"invalid_token\"", "INVALID_TOKEN",
+		    why);
+		return -1;
 	}
 	r->roles = c.roles;
 	if ((need & c.roles) != need) {
@@ -544,8 +508,10 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 		    "The ADMIN role is required." : "The OWNER role is required.");
 		return -1;
 	}
-	if (r->user_id != NULL)
+	if (hit) {
+		r->user_id = arena_strdup(r->a, seen->id);
 		return 0;
+	}
 	if (user_resolve(r, &c) != 0)
 		return -1;
 	if (seen != NULL) {
