@@ -89,28 +89,31 @@ json_put(char *out, size_t *len, const char *s, size_t n)
 
 /* Writes v as a JSON string at out + *len (when out is not NULL) and counts it in *len.
  * Escapes as cJSON does: quote, backslash and the control characters; UTF-8 passes
- * unchanged. */
+ * unchanged. The bytes between two escapes go in one copy. */
 static void
 json_string(char *out, size_t *len, const char *v)
 {
 	static const char hex[] = "0123456789abcdef";
-	const unsigned char *p;
+	const unsigned char *p, *run;
 	char esc[6];
 
 	json_put(out, len, "\"", 1);
-	for (p = (const unsigned char *)v; *p != '\0'; p++) {
+	for (p = run = (const unsigned char *)v; *p != '\0'; p++) {
+		if (*p >= 0x20 && *p != '"' && *p != '\\')
+			continue;
+		json_put(out, len, (const char *)run, (size_t)(p - run));
+		run = p + 1;
 		if ((esc[1] = json_escape_letter(*p)) != 0) {
 			esc[0] = '\\';
 			json_put(out, len, esc, 2);
-		} else if (*p < 0x20) {
+		} else {
 			memcpy(esc, "\\u00", 4);
 			esc[4] = hex[*p >> 4];
 			esc[5] = hex[*p & 0xf];
 			json_put(out, len, esc, 6);
-		} else {
-			json_put(out, len, (const char *)p, 1);
 		}
 	}
+	json_put(out, len, (const char *)run, (size_t)(p - run));
 	json_put(out, len, "\"", 1);
 }
 
