@@ -321,17 +321,19 @@ rules_for() {
 			max_per_player_per_week, booking_window_days, min_notice_minutes) =
 			(NULL, NULL, NULL, NULL, NULL)"
 	fi
-	asql -c "VACUUM venues"
+	asql -c "VACUUM venues" -c "CHECKPOINT"
 	rules_state=$want
 }
 
-# undo_writes CASE: after a create or join run (settled), deletes what it wrote, so that every
-# run starts from the loaded data set: the matches the creators organized, or the joiners'
-# places, their payments and the PLAYER_JOINED notices (the team counters are put back; the
-# trigger counts only joins and leaves). The write budgets' rows stay, as for any account.
-# Without triggers (session_replication_role, as bench/data.sql): the rows go children first,
-# and the foreign-key check of each deleted place would scan payments (its entry_id index is
-# partial), a minute for a run of the fast modes.
+# undo_writes CASE: after a create or join run (settled), deletes what it wrote and writes the
+# pages the undo and its vacuum dirtied out (CHECKPOINT: else the next measured run's commits
+# wait on the disk while they are flushed), so that every run starts from the loaded data set:
+# the matches the creators organized, or the joiners' places, their payments and the
+# PLAYER_JOINED notices (the team counters are put back; the trigger counts only joins and
+# leaves). The write budgets' rows stay, as for any account. Without triggers
+# (session_replication_role, as bench/data.sql): the rows go children first, and the
+# foreign-key check of each deleted place would scan payments (its entry_id index is partial),
+# a minute for a run of the fast modes.
 undo_writes() {
 	local n
 	case $1 in
@@ -358,7 +360,7 @@ undo_writes() {
 		          FROM gone_days GROUP BY booking_date) d;
 		COMMIT;
 		SQL
-		asql -c "VACUUM match_requests, match_players, payments, match_status_changes"
+		asql -c "VACUUM match_requests, match_players, payments, match_status_changes" -c "CHECKPOINT"
 		;;
 	join | join_checks)
 		n=$(asql -v ids="$joiners_sql" <<-'SQL'
@@ -384,7 +386,7 @@ undo_writes() {
 		COMMIT;
 		SQL
 		)
-		asql -c "VACUUM match_requests, match_players, payments, notifications"
+		asql -c "VACUUM match_requests, match_players, payments, notifications" -c "CHECKPOINT"
 		join_shift=$((join_shift + 1))
 		# more joins than OPEN matches: TEAM_B's second places were taken (join.lua)
 		[ "$n" -le "$join_matches" ] ||
