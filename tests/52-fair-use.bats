@@ -77,9 +77,9 @@ rules() {
 	create "$day" 08:00:00
 	expect 201
 	# Statistics from a table of 500 past matches of 500 players and 20 live holds, or no live
-	# hold at all (a table analyzed in a quiet hour, or right after a load), then 3,000 live
-	# holds of other players made since (expiring later than anything ANALYZE saw), as a busy
-	# hour leaves them: the count the limit runs, in the plans PL/pgSQL really makes (with
+	# hold but the player's one (a table analyzed in a quiet hour, or right after a load), then
+	# 3,000 live holds of other players made since (expiring later than anything ANALYZE saw),
+	# as a busy hour leaves them: the count the limit runs, in the plans PL/pgSQL really makes (with
 	# the values for a session's first calls, which is every call in plain CGI; auto_explain
 	# shows the nested statements), goes by the player's index and reads only their hold.
 	# Each in one transaction, rolled back.
