@@ -1,12 +1,11 @@
 -- 0035_rules_unset: a venue without booking rules is not asked what its rules refuse.
 --
 -- booking_rules_check (0012, 0024) runs booking_rules_refusal on every way into a match
--- (create, join, waiting list, hand-over, place requests). That is a SQL function whose body
--- the planner cannot inline (it reads tables), and such a function is planned again in every
--- transaction that calls it: a 26-node plan with a sub-plan for each counted rule, for
--- venues that mostly set no rule at all. The check now looks at the venue's five rules first
--- (one statement whose plan the session keeps) and returns when none is set; the lock on the
--- player's row is still taken first, as its callers expect.
+-- (create, join, waiting list, hand-over, place requests). Its plan is kept for the session
+-- (PL/pgSQL since 0027), but every call sets the plan up again before it runs: 26 nodes and
+-- a sub-plan for each counted rule, for venues that mostly set no rule at all. The check now
+-- looks at the venue's five rules first (one small statement) and returns when none is set;
+-- the lock on the player's row is still taken first, as its callers expect.
 --
 -- Measured on the bench's CITY data (no rules; pgbench, one client, a create rolled back per
 -- transaction, 6 alternating runs): 1.05 ms against 1.10 ms a create.
