@@ -190,6 +190,10 @@ pg_admin="host=$state/pgsock port=5432 user=postgres"
 city_db="host=$state/pgsock port=5432 dbname=courts user=courts"
 small_db="host=$state/pgsock port=5432 dbname=courts_small user=courts"
 asql() { psql "$pg_admin dbname=${DB:-courts}" -X -q -tA -v ON_ERROR_STOP=1 "$@"; }
+# tidy TABLES: vacuums what the harness itself changed between two measured runs and writes
+# the dirtied pages out (CHECKPOINT), so that the next run's commits do not wait on the disk
+# while they are flushed
+tidy() { asql -c "VACUUM $1" -c "CHECKPOINT"; }
 
 # SMALL lives in its own database, a copy of the freshly migrated one
 DB=postgres asql -c "CREATE DATABASE courts_small TEMPLATE courts OWNER courts"
@@ -321,19 +325,17 @@ rules_for() {
 			max_per_player_per_week, booking_window_days, min_notice_minutes) =
 			(NULL, NULL, NULL, NULL, NULL)"
 	fi
-	asql -c "VACUUM venues" -c "CHECKPOINT"
+	tidy venues
 	rules_state=$want
 }
 
-# undo_writes CASE: after a create or join run (settled), deletes what it wrote and writes the
-# pages the undo and its vacuum dirtied out (CHECKPOINT: else the next measured run's commits
-# wait on the disk while they are flushed), so that every run starts from the loaded data set:
-# the matches the creators organized, or the joiners' places, their payments and the
-# PLAYER_JOINED notices (the team counters are put back; the trigger counts only joins and
-# leaves). The write budgets' rows stay, as for any account. Without triggers
-# (session_replication_role, as bench/data.sql): the rows go children first, and the
-# foreign-key check of each deleted place would scan payments (its entry_id index is partial),
-# a minute for a run of the fast modes.
+# undo_writes CASE: after a create or join run (settled), deletes what it wrote and tidies the
+# tables it touched, so that every run starts from the loaded data set: the matches the
+# creators organized, or the joiners' places, their payments and the PLAYER_JOINED notices (the
+# team counters are put back; the trigger counts only joins and leaves). The write budgets'
+# rows stay, as for any account. Without triggers (session_replication_role, as
+# bench/data.sql): the rows go children first, and the foreign-key check of each deleted place
+# would scan payments (its entry_id index is partial), a minute for a run of the fast modes.
 undo_writes() {
 	local n
 	case $1 in
@@ -360,7 +362,7 @@ undo_writes() {
 		          FROM gone_days GROUP BY booking_date) d;
 		COMMIT;
 		SQL
-		asql -c "VACUUM match_requests, match_players, payments, match_status_changes" -c "CHECKPOINT"
+		tidy "match_requests, match_players, payments, match_status_changes"
 		;;
 	join | join_checks)
 		n=$(asql -v ids="$joiners_sql" <<-'SQL'
@@ -386,7 +388,7 @@ undo_writes() {
 		COMMIT;
 		SQL
 		)
-		asql -c "VACUUM match_requests, match_players, payments, notifications" -c "CHECKPOINT"
+		tidy "match_requests, match_players, payments, notifications"
 		join_shift=$((join_shift + 1))
 		# more joins than OPEN matches: TEAM_B's second places were taken (join.lua)
 		[ "$n" -le "$join_matches" ] ||
