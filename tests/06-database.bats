@@ -9,6 +9,7 @@ setup() {
 }
 
 @test "ANALYZE of every table succeeds with an empty search path, as autovacuum runs it" {
+	expect_autovacuum_yield
 	owner=$(user_id "owner-$RANDOM")
 	sql "INSERT INTO venues (owner_id, name, street, city, country, latitude, longitude, timezone, status)
 	     SELECT '$owner', 'V' || g, 'S', 'C', 'Spain', 40 + g * 0.001, -3.7, 'Europe/Madrid', 'ACTIVE'
@@ -39,6 +40,7 @@ setup() {
 }
 
 @test "eligible players and the venue radius search still read their GiST indexes" {
+	expect_autovacuum_yield
 	owner=$(user_id "owner-$RANDOM")
 	sql "INSERT INTO users (issuer, subject) SELECT 'https://stats.example/', 'p' || g FROM generate_series(1, 3000) g
 	     ON CONFLICT DO NOTHING;

@@ -318,6 +318,7 @@ hold() {
 }
 
 @test "the venue radius filter of the search statement runs on venues_earth_idx" {
+	expect_autovacuum_yield
 	near=$(venue_at 0.01)
 	court=$(fixture_court "$near")
 	# a realistic table: two thousand venues with a court each, all far from Madrid

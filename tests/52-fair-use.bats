@@ -73,6 +73,7 @@ rules() {
 }
 
 @test "the hold limit reads the player's own holds, however many other players hold" {
+	expect_autovacuum_yield
 	day=$(weekday_date 3)
 	create "$day" 08:00:00
 	expect 201

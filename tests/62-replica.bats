@@ -31,6 +31,22 @@ teardown() {
 	! replica_running || replica_sql "SELECT pg_wal_replay_resume()" >/dev/null || true
 }
 
+# replica_marks: where the pause mark of this suite's read URL is, as common/db.c names it: the
+# user the programs run as (www-data under root) and the FNV-1a hash of the URL's bytes, in
+# TMPDIR if the program has it (a pool started from this shell) or /tmp (Apache passes none).
+# Only this mark is removed: others in a shared directory are other suites' or other users'.
+replica_marks() {
+	local uid h=2166136261 i c
+	uid=$(if [ "$(id -u)" = 0 ]; then id -u www-data; else id -u; fi)
+	local LC_ALL=C
+	for ((i = 0; i < ${#READ_URL}; i++)); do
+		printf -v c '%d' "'${READ_URL:i:1}"
+		h=$((((h ^ (c & 255)) * 16777619) & 0xffffffff))
+	done
+	printf '%s/courts-replica-down.%s.%08x\n' /tmp "$uid" "$h"
+	[ "${TMPDIR:-/tmp}" = /tmp ] || printf '%s/courts-replica-down.%s.%08x\n' "$TMPDIR" "$uid" "$h"
+}
+
 replica_running() {
 	[ -f "$REPLICA_DIR/pg/postmaster.pid" ]
 }
@@ -132,7 +148,7 @@ pause() {
 
 @test "with the replica stopped every route works from the primary, one line says so, and it is used again once back" {
 	expect_log apache 'DATABASE_READ_URL does not answer \(.*\); reading from the primary, trying it again every 30 s'
-	local log=$COURTS_STATE/extra-replicaweb/apache/logs/error.log before
+	local log=$COURTS_STATE/extra-replicaweb/apache/logs/error.log before marks mark found
 	venue=$(fixture_venue "$OWNER" ACTIVE "$LAT" "$LNG")
 	fixture_court "$venue" >/dev/null
 	before=$(grep -c 'DATABASE_READ_URL does not answer' "$log" || true)
@@ -156,7 +172,11 @@ pause() {
 	"$COURTS_ROOT/scripts/stack.sh" replica "$COURTS_STATE" "$REPLICA_DIR" >/dev/null 3>&-
 	pause
 	sql "UPDATE venues SET name = 'Renamed again' WHERE id = '$venue'"
-	rm -f "${TMPDIR:-/tmp}"/courts-replica-down.*
+	marks=$(replica_marks) found=0
+	while read -r mark; do
+		[ ! -f "$mark" ] || { rm "$mark" && found=$((found + 1)); }
+	done <<<"$marks"
+	[ "$found" -ge 1 ] || { echo "no pause mark among: $marks" >&2; return 1; }
 	local deadline=$((SECONDS + 45)) name
 	while :; do
 		req GET "/api/venues/$venue" -b "$REPLICA_URL"

@@ -427,3 +427,9 @@ expect_raw_problem() {
 expect_log() {
 	printf '%s\n' "$2" >>"$COURTS_STATE/expected-$1.log"
 }
+
+# expect_autovacuum_yield: this test takes a lock autovacuum gives way to (ANALYZE, ALTER TABLE);
+# PostgreSQL logs the autovacuum or autoanalyze it cancels for it, at level ERROR.
+expect_autovacuum_yield() {
+	expect_log postgres 'ERROR:  canceling autovacuum task'
+}
