@@ -115,7 +115,11 @@ rules() {
 			{ echo "analyzed $analyzed: $plans" >&2; false; }
 		[ "$(grep -A1 'Index Scan using match_requests_organizer_expiry_idx' <<<"$plans" |
 			grep -c 'Index Cond: ((organizer_id = \$1) AND (expires_at > \$3))')" = 7 ]
-		! grep -q 'Rows Removed by Filter' <<<"$plans" || { echo "$plans" >&2; false; }
+		# no row read and left: in the count's own plans (the lock on the player's row may
+		# read a small users table from end to end, as its statistics advise)
+		counts=$(awk '/^NOTICE:/ { keep = 0 } /Query Text: p_max IS NOT NULL/ { keep = 1 } keep' <<<"$plans")
+		[ "$(grep -c 'Query Text: p_max IS NOT NULL' <<<"$counts")" = 7 ]
+		! grep -q 'Rows Removed by Filter' <<<"$counts" || { echo "$plans" >&2; false; }
 		[ "$(sql "SELECT count(*) FROM match_requests")" = 1 ]
 	done
 }
