@@ -167,9 +167,11 @@ request_create(struct req *r)
 	struct create_input in;
 	PGresult *res;
 
-	if (create_input_or_problem(r, &in) != 0 || sql_begin(r) != 0)
+	if (create_input_or_problem(r, &in) != 0)
 		return;
-	/* the terms, the hold and the answer in one statement (sql/0032_create_path.sql) */
+	/* the terms, the hold and the answer in one statement (sql/0032_create_path.sql), which
+	 * is the whole transaction */
+	sql_begin_one(r);
 	res = sql_query(r,
 	    "SELECT match_create($1, $2::boolean, $3::uuid, $4::uuid, $5::date, $6::time, $7::int, "
 	    "                    $8::text, $9::text, $10::text, $11::float8, $12::float8, "

@@ -271,6 +271,13 @@ db_exec_n(struct db *d, const char *sql, int n, const char *const *params)
 	int attempt;
 
 	memset(&d->err, 0, sizeof d->err);
+	if (d->one) {
+		if (d->one_ran) {
+			error_set(d, "XX000", "a second statement in a one-statement transaction");
+			return NULL;
+		}
+		d->one_ran = true;
+	}
 	for (attempt = 0; attempt < 2; attempt++) {
 		if ((l = db_connect(d)) == NULL)
 			return NULL;
@@ -308,11 +315,24 @@ db_begin(struct db *d)
 	return 0;
 }
 
+void
+db_begin_one(struct db *d)
+{
+	d->in_tx = true;
+	d->one = true;
+	d->one_ran = false;
+}
+
 int
 db_commit(struct db *d)
 {
-	PGresult *res = db_exec_n(d, "COMMIT", 0, NULL);
+	PGresult *res;
 
+	if (d->one) {	/* committed with its statement, which succeeded (or no commit) */
+		d->in_tx = d->one = d->one_ran = false;
+		return 0;
+	}
+	res = db_exec_n(d, "COMMIT", 0, NULL);
 	d->in_tx = false;
 	return res == NULL ? -1 : 0;
 }
@@ -336,7 +356,7 @@ db_end(struct db *d)
 	d->results = NULL;
 	link_rollback(&primary);
 	link_rollback(&replica);
-	d->in_tx = false;
+	d->in_tx = d->one = d->one_ran = false;
 	d->replica = false;
 }
 

@@ -31,6 +31,8 @@ struct db {
 	struct arena		*a;		/* holds the bookkeeping of the results */
 	struct db_result	*results;	/* cleared by db_end() */
 	bool			 in_tx;
+	bool			 one;		/* in_tx is the next statement alone (db_begin_one) */
+	bool			 one_ran;	/* ... and it has run: the transaction has ended */
 	bool			 replica;	/* statements go to DATABASE_READ_URL */
 	struct db_error		 err;
 };
@@ -50,6 +52,12 @@ PGresult *db_exec_n(struct db *d, const char *sql, int n, const char *const *par
 /* Transactions: 0, or -1 with the cause in d->err. */
 int db_begin(struct db *d);
 int db_commit(struct db *d);
+/* A transaction that is one statement: the next statement runs as a transaction of its own
+ * (PostgreSQL's implicit one), without the two round trips of BEGIN and COMMIT; db_commit
+ * after it sends nothing. Like db_begin, it is never retried on a new connection. Any
+ * further statement before db_commit or db_end fails (XX000): it could not be atomic with
+ * the first, which has committed. */
+void db_begin_one(struct db *d);
 
 /* Ends the session: rolls back a transaction still open and clears its results. The
  * session may be used again afterwards. */

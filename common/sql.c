@@ -114,6 +114,13 @@ sql_begin(struct req *r)
 	return -1;
 }
 
+void
+sql_begin_one(struct req *r)
+{
+	if (!r->tx_owned)
+		db_begin_one(r->db);
+}
+
 int
 sql_commit(struct req *r)
 {

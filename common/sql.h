@@ -41,6 +41,9 @@ void sql_answer_error(struct req *r);
  * the driver commits once the answer is known. */
 int sql_begin(struct req *r);
 int sql_commit(struct req *r);
+/* A transaction that is the next statement alone (db_begin_one): one round trip instead of
+ * three; sql_commit after it sends nothing. Inside the driver's transaction, joins it. */
+void sql_begin_one(struct req *r);
 
 /* Runs sql; if it returns a row whose first column is not NULL, answers status with that
  * column as JSON text, otherwise answers 404 naming what. Returns 1 answered with the row,

@@ -93,6 +93,12 @@ db_begin(struct db *d)
 	return 0;
 }
 
+void
+db_begin_one(struct db *d)
+{
+	d->in_tx = true;
+}
+
 int
 db_commit(struct db *d)
 {
