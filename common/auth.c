@@ -47,16 +47,22 @@ static struct timespec keys_looked;	/* CLOCK_MONOTONIC of the last look at the f
  * sends one token with many requests, and a hit skips the signature (RS256 and the claims
  * were about half of a pool worker's own CPU for a request, under load) and the local id's
  * query. The expiry is checked again at every use, and new keys (a rotation, another file)
- * forget them all. Direct-mapped: a token takes its slot from whatever was there. */
-#define TOKEN_CACHE	1024
+ * forget them all. Set-associative, TOKEN_WAYS tokens a set, the least recently used one
+ * making way: with a slot a token (direct-mapped, 1,024 slots), a thousand players taking
+ * turns found their token kept only one time in three, as two tokens sharing a slot push each
+ * other out. 4,096 entries of 96 bytes: 384 KiB a process, touched only as tokens come. */
+#define TOKEN_SETS	1024
+#define TOKEN_WAYS	4
 struct token_seen {
 	unsigned char	digest[32];	/* SHA-256 of the token */
 	unsigned	keys_gen;	/* keys_gen when it was accepted; 0: empty */
-	long		exp;
 	unsigned	roles;
+	long		exp;
+	unsigned long	used;		/* token_clock at its last use: the set's LRU */
 	char		id[37];		/* users.id */
 };
-static struct token_seen token_cache[TOKEN_CACHE];
+static struct token_seen token_cache[TOKEN_SETS][TOKEN_WAYS];
+static unsigned long token_clock;
 static unsigned keys_gen = 1;	/* changes whenever the keys do */
 
 void
@@ -455,15 +461,36 @@ unauthorized(struct req *r, const char *challenge, const char *code, const char 
 	problem_send(r, 401, code, detail);
 }
 
-/* The slot of token in token_cache, its SHA-256 in digest; NULL if it cannot be hashed. */
+/* The entry of token in token_cache if it holds one accepted with the current keys and not
+ * expired at now, else NULL with *spare the entry a new acceptance is to take (an empty or
+ * stale one of the set, or its least recently used); NULL both when it cannot be hashed.
+ * Its SHA-256 in digest. */
 static struct token_seen *
-token_slot(const char *token, unsigned char digest[32])
+token_find(const char *token, long now, unsigned char digest[32], struct token_seen **spare)
 {
+	struct token_seen *set, *e, *dead = NULL, *lru = NULL;
 	unsigned len = 0;
+	int i;
 
+	*spare = NULL;
 	if (EVP_Digest(token, strlen(token), digest, &len, EVP_sha256(), NULL) != 1 || len != 32)
 		return NULL;
-	return &token_cache[((unsigned)digest[0] << 8 | digest[1]) % TOKEN_CACHE];
+	set = token_cache[((unsigned)digest[0] << 8 | digest[1]) % TOKEN_SETS];
+	for (i = 0; i < TOKEN_WAYS; i++) {
+		e = &set[i];
+		if (e->keys_gen != keys_gen || e->exp < now - AUTH_LEEWAY_SECONDS) {
+			/* empty, of old keys or expired: the first to make way */
+			if (dead == NULL)
+				dead = e;
+		} else if (memcmp(e->digest, digest, 32) == 0) {
+			e->used = ++token_clock;
+			return e;
+		} else if (lru == NULL || e->used < lru->used) {
+			lru = e;
+		}
+	}
+	*spare = dead != NULL ? dead : lru;
+	return NULL;
 }
 
 int
@@ -473,8 +500,7 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 	const char *why, *token;
 	unsigned char digest[32];
 	long now = (long)time(NULL);
-	struct token_seen *seen;
-	bool hit;
+	struct token_seen *seen, *spare;
 
 	/* no token is the caller's mistake whatever the state of our key */
 	if ((token = auth_bearer_token(authorization)) == NULL) {
@@ -490,11 +516,8 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 		return -1;
 	}
 	/* accepted before with these keys, and not expired since (auth_verify's test) */
-	seen = token_slot(token, digest);
-	hit = seen != NULL && seen->keys_gen == keys_gen &&
-	    memcmp(seen->digest, digest, sizeof digest) == 0 &&
-	    seen->exp >= now - AUTH_LEEWAY_SECONDS;
-	if (hit)
+	seen = token_find(token, now, digest, &spare);
+	if (seen != NULL)
 		c.roles = seen->roles;
 	else if (auth_verify(token, now, &c, &why) != 0) {
 		log_msg(r, "info", "token refused: %s", why);
@@ -508,18 +531,19 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 		    "The ADMIN role is required." : "The OWNER role is required.");
 		return -1;
 	}
-	if (hit) {
+	if (seen != NULL) {
 		r->user_id = arena_strdup(r->a, seen->id);
 		return 0;
 	}
 	if (user_resolve(r, &c) != 0)
 		return -1;
-	if (seen != NULL) {
-		memcpy(seen->digest, digest, sizeof digest);
-		seen->keys_gen = keys_gen;
-		seen->exp = c.exp;
-		seen->roles = c.roles;
-		snprintf(seen->id, sizeof seen->id, "%s", r->user_id);
+	if (spare != NULL) {
+		memcpy(spare->digest, digest, sizeof digest);
+		spare->keys_gen = keys_gen;
+		spare->exp = c.exp;
+		spare->roles = c.roles;
+		spare->used = ++token_clock;
+		snprintf(spare->id, sizeof spare->id, "%s", r->user_id);
 	}
 	return 0;
 }
