@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -105,6 +106,18 @@ connect_failed(struct db *d, PGconn *conn)
 	error_set(d, "08000", msg);
 }
 
+/* l's connection made anew; false with the cause in d->err */
+static bool
+link_renew(struct db *d, struct link *l)
+{
+	PQreset(l->conn);
+	stmt_cache_unprepare(l);
+	if (PQstatus(l->conn) == CONNECTION_OK)
+		return true;
+	connect_failed(d, l->conn);
+	return false;
+}
+
 static bool
 link_connect(struct db *d, struct link *l, const char *url)
 {
@@ -114,14 +127,8 @@ link_connect(struct db *d, struct link *l, const char *url)
 
 	if (l->conn != NULL && PQstatus(l->conn) == CONNECTION_OK)
 		return true;
-	if (l->conn != NULL) {
-		PQreset(l->conn);
-		stmt_cache_unprepare(l);
-		if (PQstatus(l->conn) == CONNECTION_OK)
-			return true;
-		connect_failed(d, l->conn);
-		return false;
-	}
+	if (l->conn != NULL)
+		return link_renew(d, l);
 	values[0] = url;
 	/* UTC session: timestamps are formatted in SQL; venue zones are explicit there. A
 	 * transaction pooler drops these: its server sessions must set the same (README) */
@@ -230,6 +237,16 @@ error_record(struct db *d, PGconn *conn, const PGresult *res)
 	snprintf(d->err.detail, sizeof d->err.detail, "%s", detail != NULL ? detail : "");
 }
 
+/* true when the server has something to say to an idle connection: we listen to nothing,
+ * so it is ending it (a restart, an administrator's pg_terminate_backend) */
+static bool
+link_ended(struct link *l)
+{
+	struct pollfd p = { .fd = PQsocket(l->conn), .events = POLLIN };
+
+	return p.fd < 0 || poll(&p, 1, 0) != 0;
+}
+
 static PGresult *
 exec_once(struct link *l, const char *sql, int n, const char *const *params)
 {
@@ -280,6 +297,11 @@ db_exec_n(struct db *d, const char *sql, int n, const char *const *params)
 	}
 	for (attempt = 0; attempt < 2; attempt++) {
 		if ((l = db_connect(d)) == NULL)
+			return NULL;
+		/* a one-statement transaction is never sent twice: a kept connection the server
+		 * has ended since (a restart) is found before, and made anew, as BEGIN's retry
+		 * does for the others */
+		if (d->one && attempt == 0 && link_ended(l) && !link_renew(d, l))
 			return NULL;
 		res = exec_once(l, sql, n, params);
 		st = PQresultStatus(res);

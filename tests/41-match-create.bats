@@ -309,3 +309,25 @@ nothing_written() {
 	req GET /api/match/requests/my
 	expect_problem 401 UNAUTHORIZED
 }
+
+@test "creates through connections a PostgreSQL restart ended are made on new ones: none is lost" {
+	# the restart ends every session, an autovacuum worker's included: the server says so
+	expect_log postgres 'FATAL:  terminating (connection|autovacuum process) due to administrator command|FATAL:  the database system is shutting down'
+	# A create is one statement, its own transaction, never sent twice: a connection the
+	# server ended must be found before it is sent, not after. Here nothing else goes first
+	# on the request's connection: no write budget (an operator's choice), and a token the
+	# worker knows (one worker a program in pool mode) needs no look-up of its user.
+	url=$(extra_apache onestatement WRITE_BUDGET_PER_MINUTE=0 MAX_UNPAID_HOLDS=20 FCGI_WORKERS=1)
+	slots=(08:00:00 09:30:00 11:00:00 12:30:00 14:00:00 15:30:00 17:00:00 18:30:00)
+	for s in "${slots[@]:0:4}"; do
+		req POST /api/match/requests -b "$url" -t "$TOKEN" -d "$(create_body ".startTime = \"$s\"")"
+		expect 201
+	done
+	"$COURTS_ROOT/scripts/stack.sh" restart-pg "$COURTS_STATE"
+	for s in "${slots[@]:4:4}"; do
+		req POST /api/match/requests -b "$url" -t "$TOKEN" -d "$(create_body ".startTime = \"$s\"")"
+		expect 201
+	done
+	[ "$(sql "SELECT count(*) FROM match_requests WHERE status = 'PENDING_PAYMENT'")" = 8 ]
+	[ "$(sql "SELECT count(*) FROM payments")" = 8 ]
+}
