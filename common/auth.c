@@ -422,6 +422,13 @@ user_resolve(struct req *r, const struct auth_claims *c)
 	PGresult *res;
 	int attempt;
 
+	/* nearly always known: a plain look-up, cheaper than the statement that may insert */
+	res = sql_query(r, "SELECT id FROM users WHERE issuer = $1 AND subject = $2", c->issuer,
+	    c->subject);
+	if (res == NULL)
+		return -1;
+	if (PQntuples(res) > 0)
+		id = PQgetvalue(res, 0, 0);
 	for (attempt = 0; id == NULL && attempt < 2; attempt++) {
 		/* a racing first request may insert between our look and our insert: then the
 		 * insert does nothing and the second attempt finds the row */
