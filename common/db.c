@@ -2,9 +2,9 @@
  * each with a statement cache keyed by the SQL text; session-owned results. */
 #include "db.h"
 
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -350,7 +350,7 @@ db_commit(struct db *d)
 {
 	PGresult *res;
 
-	if (d->one) {	/* committed with its statement, which succeeded (or no commit) */
+	if (d->one) {	/* it committed with its statement: nothing to send */
 		d->in_tx = d->one = d->one_ran = false;
 		return 0;
 	}
