@@ -414,36 +414,35 @@ out:
 	return rc;
 }
 
+/* The id of the user (iss, sub) that sql (its parameters) answers, NULL if none; -1 in *rc
+ * after answering a failure. */
+static const char *
+user_id_of(struct req *r, const char *sql, const struct auth_claims *c, int *rc)
+{
+	PGresult *res = sql_query(r, sql, c->issuer, c->subject);
+
+	if (res == NULL)
+		*rc = -1;
+	return res != NULL && PQntuples(res) > 0 ? PQgetvalue(res, 0, 0) : NULL;
+}
+
 /* Local id of (iss, sub), created on first sight. 0, or -1 after answering. */
 static int
 user_resolve(struct req *r, const struct auth_claims *c)
 {
-	const char *id = NULL;
-	PGresult *res;
-	int attempt;
+	static const char *const look =
+	    "SELECT id FROM users WHERE issuer = $1 AND subject = $2";
+	const char *id;
+	int rc = 0;
 
-	/* nearly always known: a plain look-up, cheaper than the statement that may insert */
-	res = sql_query(r, "SELECT id FROM users WHERE issuer = $1 AND subject = $2", c->issuer,
-	    c->subject);
-	if (res == NULL)
+	/* nearly always known; when not, inserted, unless a racing first request inserted it
+	 * between our look and our insert: then it is found by looking again */
+	if ((id = user_id_of(r, look, c, &rc)) == NULL && rc == 0 &&
+	    (id = user_id_of(r, "INSERT INTO users (issuer, subject) VALUES ($1, $2) "
+	    "ON CONFLICT (issuer, subject) DO NOTHING RETURNING id", c, &rc)) == NULL && rc == 0)
+		id = user_id_of(r, look, c, &rc);
+	if (rc != 0)
 		return -1;
-	if (PQntuples(res) > 0)
-		id = PQgetvalue(res, 0, 0);
-	for (attempt = 0; id == NULL && attempt < 2; attempt++) {
-		/* a racing first request may insert between our look and our insert: then the
-		 * insert does nothing and the second attempt finds the row */
-		res = sql_query(r,
-		    "WITH found AS (SELECT id FROM users WHERE issuer = $1 AND subject = $2), "
-		    "ins AS (INSERT INTO users (issuer, subject) SELECT $1, $2 "
-		    "        WHERE NOT EXISTS (SELECT 1 FROM found) "
-		    "        ON CONFLICT (issuer, subject) DO NOTHING RETURNING id) "
-		    "SELECT id FROM found UNION ALL SELECT id FROM ins",
-		    c->issuer, c->subject);
-		if (res == NULL)
-			return -1;
-		if (PQntuples(res) > 0)
-			id = PQgetvalue(res, 0, 0);
-	}
 	if (id == NULL) {
 		problem_internal(r);
 		return -1;
