@@ -223,7 +223,7 @@ entry_of() {
 	wait_for w3 TEAM_B
 	# w1 plays another match that overlaps (another court, same time); w2 is banned
 	court2=$(fixture_court "$VENUE" 90)
-	other=$(COURT=$court2 sql_match "$ORG" OPEN '4 days 30 minutes')
+	other=$(COURT=$court2 sql_match_beside "$M" "$ORG" OPEN)
 	sql_join "$other" "$W1" TEAM_B
 	sql "UPDATE players SET banned_until = now() + interval '1 day' WHERE user_id = '$W2'" >/dev/null
 	req DELETE "/api/match/requests/$M/leave" -t "$(token p2)"

@@ -264,7 +264,7 @@ accept() {
 @test "a substitute that is unknown, the caller, busy or malformed is refused and nothing is written" {
 	full_match '20 hours'
 	# w1 plays at that time on another court
-	OTHER=$(COURT=$(fixture_court "$VENUE" 90) sql_match "$ORG" OPEN '20 hours 30 minutes')
+	OTHER=$(COURT=$(fixture_court "$VENUE" 90) sql_match_beside "$M" "$ORG" OPEN)
 	sql_join "$OTHER" "$W1" TEAM_B
 	for body in '{"substitutePlayerId": "nope"}' '{"substitutePlayerId": 7}' \
 		"{\"substitutePlayerId\": \"$P2\"}"; do

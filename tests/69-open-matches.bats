@@ -88,7 +88,7 @@ body_of() {
 	far=$(open_on "$(fixture_court "$FAR_VENUE" 90)" '2 days')
 	own=$(COURT=$(fixture_court "$VENUE" 90) sql_match "$ME" OPEN '5 days')
 	busy=$(open_on "$(fixture_court "$VENUE" 90)" '6 days')
-	mine_then=$(COURT=$(fixture_court "$VENUE" 90) sql_match "$ME" OPEN '6 days 30 minutes')
+	mine_then=$(COURT=$(fixture_court "$VENUE" 90) sql_match_beside "$busy" "$ME" OPEN)
 	held=$(open_on "$(fixture_court "$VENUE" 90)" '7 days')
 	sql_join "$held" "$P1" TEAM_A
 	sql "INSERT INTO invitations (match_request_id, player_id, kind, team, expires_at)

@@ -115,7 +115,7 @@ told() {
 	expect_problem 409 MATCH_STARTED
 	# a player in another match at that time
 	busy=$(fixture_player busy ADVANCED 40.42 -3.70)
-	COURT=$(fixture_court "$VENUE" 90) sql_match "$busy" OPEN '4 days 30 minutes' >/dev/null
+	COURT=$(fixture_court "$VENUE" 90) sql_match_beside "$M" "$busy" OPEN >/dev/null
 	req POST "/api/match/requests/$M/place-requests" -t "$(token busy)"
 	expect_problem 409 PLAYER_BUSY
 	# bad input

@@ -47,6 +47,14 @@ sql_match() {
 	                        AT TIME ZONE 'Europe/Madrid' AS ls) x"
 }
 
+# sql_match_beside MATCH ORGANIZER_ID STATUS: as sql_match, on $COURT at the very date and
+# times of MATCH (an overlap whatever the hour: a match late in the evening is cut at
+# midnight, so one that starts minutes later may fall on the next day).
+sql_match_beside() {
+	sql_matches "$2" "$3" "SELECT booking_date AS d, start_time AS st, end_time AS et
+	                         FROM match_requests WHERE id = '$1'"
+}
+
 # sql_join MATCH PLAYER_ID TEAM: the player joined the match and paid 5.00 for this join.
 sql_join() {
 	sql "WITH e AS (INSERT INTO match_players (match_request_id, player_id, team, role)
