@@ -139,6 +139,9 @@ htaccess_apache() {
 		echo 'SetEnv BASE_PATH /courts'
 		cat "$COURTS_STATE/apache/env.conf"
 	} >"$site/.htaccess"
+	# as the README's steps end: whatever the umask, the server reads it all
+	chmod 755 "$COURTS_STATE/extra-htaccess" "$docroot"
+	chmod -R a+rX,go-w "$site"
 	url=$(shared_host_apache htaccess "$docroot") || return 1
 	echo "$url/courts"
 }
