@@ -43,7 +43,8 @@ invitations_list(struct req *r)
 static void
 invitation_accept(struct req *r)
 {
-	match_join_answer(r, "SELECT match_accept_invitation($1::uuid, $2::uuid, $3::text)",
+	match_join_answer(r,
+	    "SELECT match_request_json(match_accept_invitation($1::uuid, $2::uuid, $3::text))",
 	    req_param(r, "id"), "SELECT match_offers_settle_of($1::uuid, NULL)");
 }
 
@@ -65,7 +66,8 @@ invitation_decline(struct req *r)
 static void
 join_by_token(struct req *r)
 {
-	match_join_answer(r, "SELECT match_join_by_token($1::uuid, $2::uuid, $3::text)",
+	match_join_answer(r,
+	    "SELECT match_request_json(match_join_by_token($1::uuid, $2::uuid, $3::text))",
 	    req_param(r, "token"), "SELECT match_offers_settle_of(NULL, $1::uuid)");
 }
 

@@ -499,7 +499,8 @@ open_feed(struct req *r)
 static void
 request_join(struct req *r)
 {
-	match_join_answer(r, "SELECT match_join_open($1::uuid, $2::uuid, $3::text)",
+	match_join_answer(r,
+	    "SELECT match_request_json(match_join_open($1::uuid, $2::uuid, $3::text))",
 	    req_param(r, "id"),
 	    "SELECT match_offers_settle(m.id, now()) "
 	    "  FROM (SELECT id FROM match_requests WHERE id = $1::uuid FOR UPDATE) m");

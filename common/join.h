@@ -6,8 +6,9 @@
 
 struct req;
 
-/* Runs the JOIN function sql ($1 key, $2 caller, $3 the body's team; returning the match id)
- * in a transaction and answers 200 with the match as committed; 400 without a team. A join
+/* Runs sql, one statement that is the whole transaction: the JOIN function ($1 key, $2
+ * caller, $3 the body's team) inside match_request_json (sql/0037_join_one_statement.sql),
+ * and answers 200 with the match as committed; 400 without a team. A join
  * refused because of a lapsed offer (the caller's own: INVALID_STATE; one still holding the
  * place: TEAM_FULL) has its match's lapsed offers passed on by settle ($1 key), in a
  * transaction of its own that outlives the refusal; should that fail too, the sweeper passes

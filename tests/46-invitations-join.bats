@@ -433,3 +433,24 @@ counts() {
 	[ "$(sql "SELECT count(*) FROM match_players WHERE match_request_id = '$m'")" = 4 ]
 	[ "$(sql "SELECT count(*) FROM payments WHERE match_request_id = '$m'")" = 4 ]
 }
+
+@test "joins through connections a PostgreSQL restart ended are made on new ones: none is lost" {
+	# the restart ends every session, an autovacuum worker's included: the server says so
+	expect_log postgres 'FATAL:  terminating (connection|autovacuum process) due to administrator command|FATAL:  the database system is shutting down'
+	# A join is one statement, its own transaction, never sent twice (sql/0037): a connection
+	# the server ended must be found before it is sent. Nothing else goes first on it: no
+	# write budget, and a token the worker knows (one worker a program in pool mode).
+	url=$(extra_apache joinonce WRITE_BUDGET_PER_MINUTE=0 FCGI_WORKERS=1)
+	m1=$(fixture_match) m2=$(fixture_match TWO_VS_TWO OPEN 6)
+	t1=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$m1'")
+	t2=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$m2'")
+	req POST "/api/match/join/$t1" -b "$url" -t "$TC" -d '{"team": "TEAM_B"}'
+	expect 200
+	"$COURTS_ROOT/scripts/stack.sh" restart-pg "$COURTS_STATE"
+	req POST "/api/match/join/$t2" -b "$url" -t "$TC" -d '{"team": "TEAM_B"}'
+	expect 200
+	[ "$(jqr .id)" = "$m2" ]
+	[ "$(jqr -c '[.players[] | [.playerId, .team]]')" = "[[\"$ORG_ID\",\"TEAM_A\"],[\"$CAR_ID\",\"TEAM_B\"]]" ]
+	[ "$(counts "$m1")" = "OPEN|1|1|2|2|1" ]
+	[ "$(counts "$m2")" = "OPEN|1|1|2|2|1" ]
+}
