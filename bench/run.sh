@@ -11,7 +11,8 @@
 # Settings (environment): BUILD (build directory, default build), BENCH_SECONDS (length of one
 # measured wrk run, default 5), BENCH_WARMUP (default 2), BENCH_ROUNDS (default 3),
 # BENCH_MODES (default "cgi cgi-pgbouncer fastcgi pool"), BENCH_CASES (default: all, see CASES below),
-# BENCH_CITY_VENUES (default 10000; players and requests scale with it).
+# BENCH_CITY_VENUES (default 10000; players and requests scale with it), BENCH_SHARED_BUFFERS
+# (PostgreSQL's shared_buffers, default 1GB).
 set -euo pipefail
 # the benchmark always runs on its own database and keys
 unset EXTERNAL_DATABASE_URL JWT_PUBLIC_KEY_FILE
@@ -182,7 +183,10 @@ while [[ " $city_port $small_port $trivial_port " == *" $checks_port "* ]]; do
 done
 
 log "starting PostgreSQL and Apache (cgi) under $state"
-"$root/scripts/stack.sh" start "$state" "$city_port" cgi "$build" >"$work/stack.log" 2>&1 ||
+# a buffer pool of about the size of CITY's database (1.2 GB loaded), as an operator sizes a
+# cluster for its data; with 128 MB, the default of `make run`, every sweep batch and every
+# search far from the last one read their pages again from the kernel's cache
+PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB} "$root/scripts/stack.sh" start "$state" "$city_port" cgi "$build" >"$work/stack.log" 2>&1 ||
 	{ cat "$work/stack.log" >&2; exit 1; }
 # shellcheck disable=SC1091
 . "$state/env"

@@ -50,7 +50,7 @@ pg_conf() {
 	unix_socket_directories = '"${state//\'/\'\'}/pgsock"'
 	unix_socket_permissions = 0777
 	max_connections = 200
-	shared_buffers = 128MB
+	shared_buffers = ${PG_SHARED_BUFFERS:-128MB}
 	fsync = ${PG_FSYNC:-on}
 	synchronous_commit = ${PG_SYNC_COMMIT:-on}
 	log_min_messages = warning
