@@ -437,9 +437,11 @@ user_resolve(struct req *r, const struct auth_claims *c)
 
 	/* nearly always known; when not, inserted, unless a racing first request inserted it
 	 * between our look and our insert: then it is found by looking again */
-	if ((id = user_id_of(r, look, c, &rc)) == NULL && rc == 0 &&
-	    (id = user_id_of(r, "INSERT INTO users (issuer, subject) VALUES ($1, $2) "
-	    "ON CONFLICT (issuer, subject) DO NOTHING RETURNING id", c, &rc)) == NULL && rc == 0)
+	id = user_id_of(r, look, c, &rc);
+	if (id == NULL && rc == 0)
+		id = user_id_of(r, "INSERT INTO users (issuer, subject) VALUES ($1, $2) "
+		    "ON CONFLICT (issuer, subject) DO NOTHING RETURNING id", c, &rc);
+	if (id == NULL && rc == 0)
 		id = user_id_of(r, look, c, &rc);
 	if (rc != 0)
 		return -1;
