@@ -236,6 +236,37 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 	expect 304 -
 }
 
+@test "a request cancelled once it is over, or cancelled again, leaves the validator as it is" {
+	# a weekday at least two days back: every slot of it has started, in any time zone
+	local past=$(date -u -d '2 days ago' +%F)
+	while [ "$(date -u -d "$past" +%u)" -gt 5 ]; do past=$(date -u -d "$past - 1 day" +%F); done
+	fixture_hold "$COURT" "$past" 12:30 14:00 MATCHED
+	fixture_hold "$COURT" "$DAY" 12:30 14:00 CANCELLED
+	ended=$(sql "SELECT id FROM match_requests WHERE booking_date = '$past'")
+	gone=$(sql "SELECT id FROM match_requests WHERE booking_date = '$DAY'")
+	versions() { sql "SELECT booking_date, version FROM availability_day_versions ORDER BY 1"; }
+	before=$(versions)
+	ASK="/api/resources/$COURT/slots?date=$past" settled
+	[ "$(jqr -c 'map(.available) | unique')" = '[false]' ]
+	past_tag=$TAG
+	settled
+	# the match that was played is cancelled: every slot it overlapped has started
+	sql "UPDATE match_requests SET status = 'CANCELLED', cancel_reason = 'ORGANIZER'
+	      WHERE id = '$ended'" >/dev/null
+	# a cancelled request written again: it takes no slot before or after
+	sql "UPDATE match_requests SET expires_at = now() + interval '1 hour', updated_at = now()
+	      WHERE id = '$gone'" >/dev/null
+	[ "$(versions)" = "$before" ]
+	ASK="/api/resources/$COURT/slots?date=$past" ask "If-None-Match: $past_tag"
+	expect 304 -
+	ask "If-None-Match: $TAG"
+	expect 304 -
+	[ "$(sql "SELECT count(*) FROM free_slots_drift()")" = 0 ]
+	# and bringing the cancelled request back takes its slot in the next answer
+	sql "UPDATE match_requests SET status = 'MATCHED', cancel_reason = NULL WHERE id = '$gone'" >/dev/null
+	changed "map(select(.startTime == \"12:30:00\")) | .[0].available" false
+}
+
 # ---- GET /api/owner/venues ------------------------------------------------------------
 
 # owner_list [QUERY]: the next asks read owner1's venue list.
