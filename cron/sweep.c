@@ -3,7 +3,7 @@
  *
  *   1. expired holds:  PENDING_PAYMENT past expires_at -> CANCELLED (PAYMENT_EXPIRED), the
  *                      organizer's pending payment cancelled, organizer told PAYMENT_EXPIRED
- *                      (sweep_expired_holds -> match_expire_holds);
+ *                      (sweep_expired_holds -> match_end);
  *   2. not filled:     OPEN at or past starts_at -> CANCELLED (NOT_FILLED), the current join
  *                      of every player refunded, pending invitations EXPIRED, every player
  *                      told MATCH_CANCELLED (sweep_unfilled -> match_cancel_unfilled);
