@@ -126,20 +126,20 @@ model_split() {
 	[[ "$output" =~ $'\n'"# cancel series:"[^$'\n']*" ok "[1-9] ]]
 }
 
-# A waiting list takes a full match, a player waiting, a place freed and an answer: more
-# steps than most sequences have, as does a place request answered by every player of its
-# match. Longer ones make offers and grant requests often enough to count on.
-@test "long sequences with waiting lists, hand-overs and place requests agree with the model: places offered, handed over, requested, granted, taken, turned down and lapsed" {
-	n=$([ "$COURTS_MODE" = cgi ] && echo 300 || echo 60)
-	run "$COURTS_BUILD/tools/lifecycle-model" --sequences "$n" --steps 25-40 --seed "$SEED"
-	echo "$output"
-	report "$output"
-	[ "$status" -eq 0 ]
-	agrees "$output" "$n"
-	[[ "$output" =~ $'\n'"# waitlist:"[^$'\n']*" ok "[1-9] ]]
-	[[ "$output" =~ $'\n'"# offers: made "([0-9]+)", lapsed "([0-9]+) ]]
-	[ "${BASH_REMATCH[1]}" -gt 0 ]
-	[ "$COURTS_MODE" != cgi ] || {
+# long_covered: the long run in $output made happen what the test below names: a place taken
+# from a waiting list, an offer made, and place requests made; in the full run (cgi) also
+# every way an offer and a hand-over end, and every outcome of a place request (approved
+# with a PLACE invitation and, the match full, with a place on the waiting list, rejected,
+# a PLACE taken, a requester who took a place by the link while asking, an answer refused
+# once closed), and players joining from the feed, some of another level refused.
+long_covered() {
+	local re='# place requests: made ([0-9]+), approved ([0-9]+), rejected ([0-9]+), '
+	re+='granted as invitation ([0-9]+), waitlisted ([0-9]+), taken ([0-9]+), '
+	re+='joined while asking ([0-9]+), refused while in ([0-9]+), reopened ([0-9]+)'
+	[[ "$output" =~ $'\n'"# waitlist:"[^$'\n']*" ok "[1-9] ]] &&
+	[[ "$output" =~ $'\n'"# offers: made "([0-9]+)", lapsed "([0-9]+) ]] &&
+	[ "${BASH_REMATCH[1]}" -gt 0 ] &&
+	{ [ "$COURTS_MODE" != cgi ] || {
 		[ "${BASH_REMATCH[2]}" -gt 0 ] &&
 		[[ "$output" =~ $'\n'"# offer accepted: ok "[1-9] ]] &&
 		[[ "$output" =~ $'\n'"# offer declined: ok "[1-9] ]] &&
@@ -147,24 +147,43 @@ model_split() {
 		[[ "$output" =~ $'\n'"# hand-over declined: ok "[1-9] ]] &&
 		[[ "$output" =~ $'\n'"# absence: "[^$'\n']*" SUBSTITUTE_UNAVAILABLE "[1-9] ]] &&
 		[[ "$output" =~ $'\n'"# hand-overs: made "[1-9][0-9]*", refilled "[1-9] ]]
-	}
-	# place requests were made; in the full run also approved (with a PLACE invitation and,
-	# the match full, with a place on the waiting list), rejected, and a PLACE taken; a
-	# requester took a place by the link while asking and an answer to the request, closed
-	# then, was refused; players joined from the feed, and some of another level were refused
-	re='# place requests: made ([0-9]+), approved ([0-9]+), rejected ([0-9]+), '
-	re+='granted as invitation ([0-9]+), waitlisted ([0-9]+), taken ([0-9]+), '
-	re+='joined while asking ([0-9]+), refused while in ([0-9]+), reopened ([0-9]+)'
-	[[ "$output" =~ $'\n'$re ]]
-	[ "${BASH_REMATCH[1]}" -gt 0 ]
-	[ "$COURTS_MODE" != cgi ] || {
+	}; } &&
+	[[ "$output" =~ $'\n'$re ]] &&
+	[ "${BASH_REMATCH[1]}" -gt 0 ] &&
+	{ [ "$COURTS_MODE" != cgi ] || {
 		[ "${BASH_REMATCH[2]}" -gt 0 ] && [ "${BASH_REMATCH[3]}" -gt 0 ] &&
 		[ "${BASH_REMATCH[4]}" -gt 0 ] && [ "${BASH_REMATCH[5]}" -gt 0 ] &&
 		[ "${BASH_REMATCH[6]}" -gt 0 ] && [ "${BASH_REMATCH[7]}" -gt 0 ] &&
 		[ "${BASH_REMATCH[8]}" -gt 0 ] &&
 		[[ "$output" =~ $'\n'"# join from feed:"[^$'\n']*" ok "[1-9] ]] &&
 		[[ "$output" =~ $'\n'"# join from feed:"[^$'\n']*" LEVEL_MISMATCH "[1-9] ]]
-	}
+	}; }
+}
+
+# long_run N SEED: N long sequences from SEED on, which must agree with the model.
+long_run() {
+	run "$COURTS_BUILD/tools/lifecycle-model" --sequences "$1" --steps 25-40 --seed "$2"
+	echo "$output"
+	report "$output"
+	[ "$status" -eq 0 ] && agrees "$output" "$1"
+}
+
+# A waiting list takes a full match, a player waiting, a place freed and an answer: more
+# steps than most sequences have, as does a place request answered by every player of its
+# match. Longer ones make offers and grant requests often, not always: 60 sequences from
+# seed 579353741 made no offer. A run that leaves a case of long_covered out is followed by
+# up to three more, from the seeds after its last one; each must agree, and one must cover
+# every case.
+@test "long sequences with waiting lists, hand-overs and place requests agree with the model: places offered, handed over, requested, granted, taken, turned down and lapsed" {
+	local n tries
+	n=$([ "$COURTS_MODE" = cgi ] && echo 300 || echo 60)
+	long_run "$n" "$SEED"
+	for tries in 1 2 3; do
+		long_covered && break
+		echo "# not every case happened: $n more sequences from seed $((SEED + tries * n))" >&3
+		long_run "$n" $((SEED + tries * n))
+	done
+	long_covered
 	[ "$(sql "SELECT count(*) FROM free_slots_drift()")" = 0 ]
 }
 
