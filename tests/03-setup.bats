@@ -225,7 +225,9 @@ make_run_refused() {
 	run in_checkout "$runner" "$dir" timeout -k 10 120 make run PORT="$RUN_PORT" \
 		MODE="$COURTS_MODE" "$@" 3>&-
 	echo "$output"
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ] && [ "$status" -ne 137 ]
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
+	[ "$status" -ne 137 ]
 	[[ "$output" != *'courts is running'* ]]
 	! (echo >"/dev/tcp/127.0.0.1/$RUN_PORT") 2>/dev/null || false
 }
@@ -351,7 +353,8 @@ owner_round_trip() {
 	run in_checkout user "$USER_CHECKOUT" timeout -k 10 120 make run PORT="$COURTS_PORT" \
 		MODE="$COURTS_MODE" 3>&-
 	echo "$output"
-	[ "$status" -ne 0 ] && [ "$status" -ne 124 ]
+	[ "$status" -ne 0 ]
+	[ "$status" -ne 124 ]
 	[ "$(grep -c '^make run:' <<<"$output")" = 1 ]
 	grep -q "^make run: port $COURTS_PORT on 127.0.0.1 is in use" <<<"$output"
 	# the suite's own server still answers

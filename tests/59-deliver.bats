@@ -83,7 +83,8 @@ received() {
 	notify 2 >/dev/null
 	run --separate-stderr env -u NOTIFY_WEBHOOK_URL "$COURTS_BUILD/cron/deliver"
 	[ "$status" = 0 ]
-	[ -z "$output" ] && [ -z "$stderr" ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	deliver NOTIFY_WEBHOOK_SECRET=short
 	[ "$status" = 2 ]
 	[[ $stderr == *'must be set, at least 16 characters'* ]]
@@ -175,7 +176,8 @@ received() {
 	[[ $output == 'deliver: delivered=0 retry=1 dead=0 dead_total=0 '* ]]
 	[ "$(sql "SELECT attempts || ' ' || last_error FROM notifications")" = '1 HTTP 500' ]
 	wait_s=$(sql "SELECT round(extract(epoch FROM next_attempt_at - now())) FROM notifications")
-	[ "$wait_s" -ge 25 ] && [ "$wait_s" -le 30 ]
+	[ "$wait_s" -ge 25 ]
+	[ "$wait_s" -le 30 ]
 	# not due: the next run sends nothing
 	deliver NOTIFY_BACKOFF_SECONDS=30
 	[[ $output == 'deliver: delivered=0 retry=0 dead=0 '* ]]
@@ -228,7 +230,9 @@ received() {
 	done
 	wait
 	cat "$out"/*.err
-	[ ! -s "$out/1.err" ] && [ ! -s "$out/2.err" ] && [ ! -s "$out/3.err" ]
+	[ ! -s "$out/1.err" ]
+	[ ! -s "$out/2.err" ]
+	[ ! -s "$out/3.err" ]
 	[ "$(received length)" = 24 ]
 	[ "$(received 'map(.id) | unique | length')" = 24 ]
 	[ "$(sql "SELECT count(*) FROM notifications WHERE delivered_at IS NOT NULL AND attempts = 1")" = 24 ]
@@ -258,7 +262,8 @@ received() {
 	# leased for 2 * 2 + 5 s from the claim: another deliverer leaves it alone meanwhile
 	[ "$(sql "SELECT attempts FROM notifications")" = 1 ]
 	lease=$(sql "SELECT round(extract(epoch FROM next_attempt_at - now())) FROM notifications")
-	[ "$lease" -ge 5 ] && [ "$lease" -le 9 ]
+	[ "$lease" -ge 5 ]
+	[ "$lease" -le 9 ]
 	echo ok >"$HOOK_DIR/mode"
 	deliver NOTIFY_TIMEOUT=2
 	[[ $output == 'deliver: delivered=0 retry=0 dead=0 '* ]]

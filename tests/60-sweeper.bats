@@ -404,7 +404,8 @@ COMPLETED|5" ]
 	b=$!
 	wait "$a" || { cat "$out/a.err" >&2; false; }
 	wait "$b" || { cat "$out/b.err" >&2; false; }
-	[ ! -s "$out/a.err" ] && [ ! -s "$out/b.err" ]
+	[ ! -s "$out/a.err" ]
+	[ ! -s "$out/b.err" ]
 	[[ $(cat "$out/a.out") =~ $SUMMARY_RE ]]
 	na=${BASH_REMATCH[1]}
 	[[ $(cat "$out/b.out") =~ $SUMMARY_RE ]]
@@ -425,7 +426,8 @@ COMPLETED|5" ]
 	# while NOTIFY_WEBHOOK_URL is empty, as shipped, it does nothing and succeeds, database or not
 	grep -qx 'NOTIFY_WEBHOOK_URL=' "$COURTS_ROOT/cron/crontab"
 	NOTIFY_WEBHOOK_URL= DATABASE_URL="host=127.0.0.1 port=1" run "$COURTS_BUILD/cron/deliver"
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	line=$(grep '/cron/sweep' <<<"$jobs")
 	[[ $line =~ ^\*\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ .*/cron/sweep ]]
 	line=$(grep '/cron/jwks-refresh' <<<"$jobs")

@@ -106,7 +106,8 @@ htaccess_edit() {
 	local site=$ACCOUNT_HOME/public_html/courts
 	[ "$(stat -c %U "$site/.htaccess")" = "$ACCOUNT" ]
 	[ "$(find "$site/app" -name '*.cgi' -perm -o+x | wc -l)" = "$(ls "$COURTS_BUILD"/cgi-bin/*.cgi | wc -l)" ]
-	[ -f "$site/courts-errors/404.json" ] && [ -f "$site/openapi/openapi.json" ]
+	[ -f "$site/courts-errors/404.json" ]
+	[ -f "$site/openapi/openapi.json" ]
 	# the settings, once each, and Apache's own errors under the base path
 	[ "$(grep -c '^SetEnv ' "$site/.htaccess")" = 5 ]
 	grep -qx 'SetEnv BASE_PATH "/courts"' "$site/.htaccess"
@@ -174,7 +175,8 @@ htaccess_edit() {
 			cmd=${BASH_REMATCH[1]}
 		fi
 	done <"$ACCOUNT_HOME/crontab.txt"
-	[ "${#env[@]}" -ge 1 ] && [ -n "$cmd" ]
+	[ "${#env[@]}" -ge 1 ]
+	[ -n "$cmd" ]
 	run as_account env -i HOME="$ACCOUNT_HOME" LOGNAME="$ACCOUNT" SHELL=/bin/sh PATH=/usr/bin:/bin \
 		"${env[@]}" /bin/sh -c "$cmd"
 	echo "$output"

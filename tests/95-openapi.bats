@@ -96,7 +96,8 @@ route_tables() {
 		select(.value["$ref"] == null) |
 		select(.value.content["application/problem+json"].schema.properties.code.enum | length == 0) |
 		"\($m) \($p) \(.key)"' "$(doc_file)"
-	[ "$status" -eq 0 ] && [ -z "$output" ]
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
 	# the codes of a handler are there: a few of each program
 	for want in 'post /api/match/requests 409 SLOT_TAKEN' 'delete /api/match/requests/{id} 403 NOT_ORGANIZER' \
 		'patch /api/owner/venues/{venueId}/reactivate 409 SUSPENDED_BY_ADMIN' \
