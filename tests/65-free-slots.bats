@@ -183,6 +183,58 @@ starts() {
 	agree "$D"
 }
 
+@test "a request's write stamps each court day it leaves or comes to once, kept or not" {
+	venue=$(fixture_venue "$OWNER")
+	court=$(fixture_court "$venue")
+	far=$(local_date 40)
+	[ "$(sql "SELECT count(*) FROM free_slot_dates WHERE booking_date IN ('$D', '$far')")" = 1 ]
+	# stamps SQL: SQL run in a transaction; prints how many day versions it wrote
+	stamps() {
+		sql "BEGIN; $1; SELECT n_tup_ins + n_tup_upd FROM pg_stat_xact_user_tables
+		      WHERE relname = 'availability_day_versions'; COMMIT"
+	}
+	# day DATE: the version of the court's DATE
+	day() { sql "SELECT version FROM availability_day_versions WHERE resource_id = '$court' AND booking_date = '$1'"; }
+	fixture_hold "$court" "$D" 09:30 11:00 PENDING_PAYMENT
+	[[ "$(starts "$court")" == 08:00:00,09:30:00,* ]]
+	# paid: the slot is taken, its day stamped once
+	v=$(day "$D")
+	[ "$(stamps "UPDATE match_requests SET status = 'MATCHED' WHERE resource_id = '$court'")" = 1 ]
+	[ "$(day "$D")" -gt "$v" ]
+	[[ "$(starts "$court")" == 08:00:00,11:00:00,* ]]
+	agree "$D"
+	# moved to a date beyond the kept ones: the day left and the day come to, once each
+	v=$(day "$D")
+	[ "$(stamps "UPDATE match_requests SET booking_date = '$far' WHERE resource_id = '$court'")" = 2 ]
+	[ "$(day "$D")" -gt "$v" ]
+	[ -n "$(day "$far")" ]
+	[[ "$(starts "$court")" == 08:00:00,09:30:00,* ]]
+	agree "$D"
+	# another time on that date, then back to a kept date
+	v=$(day "$far")
+	[ "$(stamps "UPDATE match_requests SET start_time = '12:30', end_time = '14:00' WHERE resource_id = '$court'")" = 1 ]
+	[ "$(day "$far")" -gt "$v" ]
+	v=$(day "$far") w=$(day "$D")
+	[ "$(stamps "UPDATE match_requests SET booking_date = '$D' WHERE resource_id = '$court'")" = 2 ]
+	[ "$(day "$far")" -gt "$v" ]
+	[ "$(day "$D")" -gt "$w" ]
+	[[ "$(starts "$court")" == 08:00:00,09:30:00,11:00:00,14:00:00,* ]]
+	agree "$D"
+	# gone, and written anew: the day stamped once for each
+	v=$(day "$D")
+	row=$(sql "SELECT row_to_json(m) FROM match_requests m WHERE resource_id = '$court'")
+	[ "$(stamps "DELETE FROM match_requests WHERE resource_id = '$court'")" = 1 ]
+	[ "$(day "$D")" -gt "$v" ]
+	[[ "$(starts "$court")" == 08:00:00,09:30:00,11:00:00,12:30:00,* ]]
+	agree "$D"
+	v=$(day "$D")
+	[ "$(stamps "INSERT INTO match_requests
+	             SELECT * FROM json_populate_record(NULL::match_requests, \$j\$$row\$j\$)")" = 1 ]
+	[ "$(day "$D")" -gt "$v" ]
+	[[ "$(starts "$court")" == 08:00:00,09:30:00,11:00:00,14:00:00,* ]]
+	agree "$D"
+}
+
 @test "the clock changes the kept answer without any write: a hold's expiry, the notice, the booking window" {
 	venue=$(fixture_venue "$OWNER")
 	court=$(fixture_court "$venue")
