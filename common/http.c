@@ -2,12 +2,16 @@
 #include "http.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/select.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
@@ -329,14 +333,88 @@ fatal_signal(int sig)
 static const struct route *serve_routes;
 static size_t serve_nroutes;
 static struct arena *serve_arena;
+static volatile sig_atomic_t serve_stopping;
 
+#define STOP_DRAIN_MS	1000	/* after a stop, queued connections are served this long at most */
+
+static void
+on_serve_stop(int sig)
+{
+	(void)sig;
+	serve_stopping = 1;
+}
+
+/*
+ * Waits for a connection on listen_fd: 1 when one is there to accept, 0 once a stop came and
+ * none is. The stop signals are blocked everywhere else (`waiting` is the mask without them),
+ * so they only ever land here, between requests.
+ */
+static int
+serve_wait(int listen_fd, const sigset_t *waiting)
+{
+	static const struct timespec at_once = { 0, 0 };
+	fd_set readable;
+	int n;
+
+	for (;;) {
+		FD_ZERO(&readable);
+		FD_SET(listen_fd, &readable);
+		n = pselect(listen_fd + 1, &readable, NULL, NULL, serve_stopping ? &at_once : NULL,
+		    waiting);
+		if (n > 0)
+			return 1;
+		if (n == 0 || errno != EINTR)
+			return 0;
+	}
+}
+
+/*
+ * The accept loop. SIGTERM (and SIGUSR1, FastCGI's "finish and exit") stops it between
+ * requests: the request in hand is answered in full and the connections already queued are
+ * served, for up to STOP_DRAIN_MS, before the process ends. mod_fcgid stops its processes with
+ * SIGTERM at a graceful restart and at their idle timeout (SIGKILL follows seconds later), the
+ * pool's supervisor stops its workers with SIGTERM. libfcgi's own handlers would set its
+ * shutdown flag without SA_RESTART, so a stop that came while a request was read or written
+ * cut that request short (the web server answered 500); here no stop interrupts a request.
+ */
 static int
 serve_fastcgi(int listen_fd)
 {
 	FCGX_Request fr;
+	struct sigaction sa;
+	sigset_t stops, waiting;
+	int64_t stop_by = 0;
+	int flags, rc;
 
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &stops, &waiting);
+	sigdelset(&waiting, SIGTERM);
+	sigdelset(&waiting, SIGUSR1);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_serve_stop;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
+	/* a pool's workers share the socket: the one woken may find the connection taken by
+	 * another, and must then wait again rather than block in accept with the stops held */
+	if ((flags = fcntl(listen_fd, F_GETFL)) >= 0)
+		fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK);
 	FCGX_InitRequest(&fr, listen_fd, 0);
-	while (FCGX_Accept_r(&fr) >= 0) {
+	for (;;) {
+		if (fr.ipcFd >= 0 ? serve_stopping : !serve_wait(listen_fd, &waiting))
+			break;
+		if (serve_stopping) {
+			if (stop_by == 0)
+				stop_by = pool_clock_ms() + STOP_DRAIN_MS;
+			else if (pool_clock_ms() > stop_by)
+				break;
+		}
+		if ((rc = FCGX_Accept_r(&fr)) < 0) {
+			if (rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR)
+				continue;
+			break;
+		}
 		request_handle(serve_arena, &fr, serve_routes, serve_nroutes);
 		FCGX_Finish_r(&fr);
 	}

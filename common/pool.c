@@ -34,8 +34,8 @@ on_stop(int sig)
 	stopping = 1;
 }
 
-static int64_t
-now_ms(void)
+int64_t
+pool_clock_ms(void)
 {
 	struct timespec ts;
 
@@ -72,7 +72,7 @@ worker_start(struct slot *s, int listen_fd, int (*serve)(int))
 		_exit(serve(listen_fd));
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-	s->started_ms = now_ms();
+	s->started_ms = pool_clock_ms();
 	if (pid < 0) {
 		log_msg(NULL, "error", "pool: fork failed: %s", strerror(errno));
 		s->pid = 0;
@@ -87,7 +87,7 @@ worker_start(struct slot *s, int listen_fd, int (*serve)(int))
 static void
 worker_ended(struct slot *s, pid_t pid, int status)
 {
-	int64_t now = now_ms(), delay = 0;
+	int64_t now = pool_clock_ms(), delay = 0;
 
 	if (now - s->started_ms < QUICK_DEATH_MS)
 		s->quick_deaths++;
@@ -130,7 +130,7 @@ pool_run(int listen_fd, int workers, int (*serve)(int listen_fd))
 	for (i = 0; i < workers; i++)
 		worker_start(&slots[i], listen_fd, serve);
 	while (!stopping) {
-		int64_t now = now_ms(), next_due = -1;
+		int64_t now = pool_clock_ms(), next_due = -1;
 		pid_t dead;
 
 		for (i = 0; i < workers; i++) {

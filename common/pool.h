@@ -10,9 +10,14 @@
 #ifndef COURTS_POOL_H
 #define COURTS_POOL_H
 
+#include <stdint.h>
+
 /* Runs serve(listen_fd) in `workers` child processes and supervises them until SIGTERM or
  * SIGINT. serve is the worker's whole life (its accept loop); it returns the exit status.
  * Returns the supervisor's exit status. */
 int pool_run(int listen_fd, int workers, int (*serve)(int listen_fd));
+
+/* CLOCK_MONOTONIC in milliseconds: the supervisor's clock, and its workers'. */
+int64_t pool_clock_ms(void);
 
 #endif

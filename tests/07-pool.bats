@@ -15,11 +15,13 @@ setup() {
 
 teardown() {
 	[ -z "${SUP:-}" ] || { kill -TERM "$SUP" 2>/dev/null; wait "$SUP" 2>/dev/null; } || true
+	[ -z "${APP:-}" ] || kill -KILL "$APP" 2>/dev/null || true
 }
 
-# pool_up N: starts the health program as a pool of N workers on $SOCK; sets SUP.
+# pool_up N [PROGRAM]: starts PROGRAM (default health) as a pool of N workers on $SOCK; sets
+# SUP.
 pool_up() {
-	FCGI_LISTEN=$SOCK FCGI_WORKERS=$1 "$COURTS_BUILD/cgi-bin/health.cgi" 2>"$LOG" 3>&- &
+	FCGI_LISTEN=$SOCK FCGI_WORKERS=$1 "$COURTS_BUILD/cgi-bin/${2:-health}.cgi" 2>"$LOG" 3>&- &
 	SUP=$!
 	wait_workers "$1"
 }
@@ -83,6 +85,147 @@ fcgi_info() {
 	wait "$SUP" || true
 	SUP=
 	[ $(($(now_ms) - t0)) -lt 1000 ]
+}
+
+# venues_locked: a session of its own holds the venues table (ACCESS EXCLUSIVE) until
+# venues_unlocked, so that a request reading it waits in the middle of its work.
+venues_locked() {
+	mkfifo "$BATS_TEST_TMPDIR/lock.sql"
+	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 <"$BATS_TEST_TMPDIR/lock.sql" \
+		>"$BATS_TEST_TMPDIR/lock.out" 2>&1 3>&- &
+	LOCKER=$!
+	exec 4>"$BATS_TEST_TMPDIR/lock.sql"
+	echo "BEGIN; LOCK TABLE venues IN ACCESS EXCLUSIVE MODE; SELECT 'locked';" >&4
+	until grep -qx locked "$BATS_TEST_TMPDIR/lock.out"; do
+		kill -0 "$LOCKER" 2>/dev/null || { cat "$BATS_TEST_TMPDIR/lock.out" >&2; return 1; }
+		sleep 0.02
+	done
+}
+
+venues_unlocked() {
+	echo "COMMIT;" >&4
+	exec 4>&-
+	wait "$LOCKER"
+}
+
+# waiting_on_lock: the number of the program's sessions that wait for a lock
+waiting_on_lock() {
+	sql "SELECT count(*) FROM pg_stat_activity
+	     WHERE usename = 'courts' AND wait_event_type = 'Lock' AND query LIKE '%venues%'"
+}
+
+# ended PID: waits up to 5 s for process PID to end (a zombie left for a parent to reap has)
+ended() {
+	local deadline=$((SECONDS + 5)) st
+	while st=$(ps -o stat= -p "$1") && [ "${st:0:1}" != Z ]; do
+		[ $SECONDS -lt $deadline ] || { echo "process $1 still runs" >&2; return 1; }
+		sleep 0.02
+	done
+}
+
+# venues_answer FILE: an answer to GET /api/venues, as the program wrote it, is a 200 JSON
+# list of $venue alone
+venues_answer() {
+	local answer=$1
+	head -n 1 "$answer" | grep -q '^Status: 200' || { cat "$answer" >&2; return 1; }
+	grep -qi '^Content-Type: application/json' "$answer"
+	[ "$(sed '1,/^\r\?$/d' "$answer" | jq -r 'map(.id) | join(",")')" = "$venue" ]
+}
+
+# stopped_in_flight WHOM: with one worker, a request for the public venue list waits on the
+# locked table and a second one waits in the socket's queue while the worker (WHOM=worker, as
+# mod_fcgid stops its processes) or the supervisor (WHOM=pool) gets SIGTERM; both are answered
+# in full, then the worker ends.
+stopped_in_flight() {
+	reset_db
+	venue=$(fixture_venue stopper)
+	pool_up 1 public
+	worker=$(pgrep -P "$SUP")
+	venues_locked
+	clients=()
+	for n in 1 2; do
+		REQUEST_METHOD=GET REQUEST_URI=/api/venues SERVER_PROTOCOL=HTTP/1.1 \
+			cgi-fcgi -bind -connect "$SOCK" >"$BATS_TEST_TMPDIR/answer-$n" 3>&- &
+		clients+=($!)
+		if [ "$n" = 1 ]; then
+			deadline=$((SECONDS + 10))
+			until [ "$(waiting_on_lock)" -ge 1 ]; do
+				[ $SECONDS -lt $deadline ] || { echo "the request never waited on the lock" >&2; return 1; }
+				sleep 0.02
+			done
+		fi
+	done
+	sleep 0.5	# the second client's connection is queued
+	if [ "$1" = pool ]; then kill -TERM "$SUP"; else kill -TERM "$worker"; fi
+	# the stop waits for the request: a moment later the worker still serves it
+	sleep 0.3
+	kill -0 "$worker"
+	[ ! -s "$BATS_TEST_TMPDIR/answer-1" ]
+	venues_unlocked
+	wait "${clients[@]}"
+	venues_answer "$BATS_TEST_TMPDIR/answer-1"
+	venues_answer "$BATS_TEST_TMPDIR/answer-2"
+	# and then it ends, of itself
+	ended "$worker"
+}
+
+@test "a worker sent SIGTERM in the middle of a request answers it and the queued one in full, then ends" {
+	stopped_in_flight worker
+	# the supervisor saw it end normally and started another
+	wait_workers 1 "$worker"
+	grep -q "worker $worker ended (status 0); restarting" "$LOG"
+	REQUEST_METHOD=GET REQUEST_URI=/api/venues SERVER_PROTOCOL=HTTP/1.1 \
+		cgi-fcgi -bind -connect "$SOCK" | head -n 1 | grep -q '^Status: 200'
+}
+
+@test "a pool stopped in the middle of a request answers it and the queued one in full, then ends" {
+	stopped_in_flight pool
+	wait "$SUP" || true
+	SUP=
+	[ ! -e "$SOCK" ]
+}
+
+# listener_pid SOCKET: the process whose standard input is the socket listening at SOCKET
+listener_pid() {
+	local ino f
+	ino=$(awk -v p="$1" '$NF == p { print $7; exit }' /proc/net/unix)
+	[ -n "$ino" ] || return 1
+	for f in /proc/[0-9]*/fd/0; do
+		if [ "$(readlink "$f" 2>/dev/null)" = "socket:[$ino]" ]; then
+			f=${f%/fd/0}
+			echo "${f#/proc/}"
+			return 0
+		fi
+	done
+	return 1
+}
+
+@test "a process started as mod_fcgid starts it, stopped between a connection and its request, answers it" {
+	reset_db
+	venue=$(fixture_venue stopper)
+	# the listening socket on standard input, as mod_fcgid hands it to its processes
+	cgi-fcgi -start -connect "$SOCK" "$COURTS_BUILD/cgi-bin/public.cgi" 2>"$LOG" 3>&-
+	APP=$(listener_pid "$SOCK")
+	dir="$BATS_TEST_TMPDIR/client"
+	mkdir "$dir"
+	node "$COURTS_ROOT/tests/fcgi-client.mjs" "$SOCK" "$dir" /api/venues 3>&- &
+	client=$!
+	deadline=$((SECONDS + 10))
+	until [ -e "$dir/connected" ]; do
+		[ $SECONDS -lt $deadline ] || { echo "the client did not connect" >&2; return 1; }
+		sleep 0.01
+	done
+	# the program has taken the connection and waits for the request when the stop comes, as
+	# at a graceful restart, where mod_fcgid's process manager stops every process it has
+	sleep 0.1
+	kill -TERM "$APP"
+	sleep 0.2
+	touch "$dir/go"
+	wait "$client" || { cat "$LOG" >&2; return 1; }
+	venues_answer "$dir/answer"
+	ended "$APP"
+	APP=
+	[ ! -s "$LOG" ] || { cat "$LOG" >&2; return 1; }
 }
 
 @test "a pool stops in moments and removes its socket" {

@@ -76,6 +76,8 @@ answered() {
 	failures=$(cat "$BATS_TEST_TMPDIR"/codes-* | grep -v '^200 ' || true)
 	[ -n "$failures" ] || return 0
 	echo "of $total: $failures" | head -n 20 >&2
+	# what the server said of them (shown only if the test fails)
+	grep -v ':notice\]' "$log" | tail -n 20 | cut -c1-300 >&2
 	# Pool mode, whose programs live outside Apache, must lose nothing. mod_cgid and mod_fcgid
 	# restart their helper process (the CGI daemon, the process manager) at a graceful
 	# restart, and a request the old generation of Apache had just accepted can race with
