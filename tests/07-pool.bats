@@ -155,7 +155,12 @@ stopped_in_flight() {
 			done
 		fi
 	done
-	sleep 0.5	# the second client's connection is queued
+	# the second client's connection waits in the socket's queue (not yet accepted: no inode)
+	deadline=$((SECONDS + 10))
+	until [ "$(awk -v p="$SOCK" '$NF == p && $7 == 0' /proc/net/unix | grep -c .)" -ge 1 ]; do
+		[ $SECONDS -lt $deadline ] || { echo "the second request was never queued" >&2; return 1; }
+		sleep 0.02
+	done
 	if [ "$1" = pool ]; then kill -TERM "$SUP"; else kill -TERM "$worker"; fi
 	# the stop waits for the request: a moment later the worker still serves it
 	sleep 0.3
