@@ -159,6 +159,43 @@ body_of() {
 	expect_problem 401 UNAUTHORIZED
 }
 
+# day_pages LIMIT DAY: the ids of DAY's feed as me, page after page of LIMIT, as one JSON array
+day_pages() {
+	local got='[]' next="/api/match/open?lat=40.42&lng=-3.70&date=$2&limit=$1"
+	while [ -n "$next" ]; do
+		req GET "$next" -t "$(token me)"
+		expect 200
+		got=$(jq -c --argjson page "$(jqr -c '[.[].id]')" '. + $page' <<<"$got")
+		next=$(header Link | sed -n 's/^<\([^>]*\)>; rel="next"$/\1/p')
+	done
+	echo "$got"
+}
+
+@test "a day's feed merges the caller's level and the friendly matches in start order, across pages" {
+	# (sql/0043_feed_by_level.sql: the two are read apart and merged) two of them at one
+	# instant at one venue, ordered by id; a competitive match of another level left out
+	for spec in "4 days|" "4 days 30 minutes|competitive = false, skill_level = 'ADVANCED'" \
+		"4 days 1 hour|skill_level = 'ADVANCED'" "4 days 90 minutes|" \
+		"4 days 2 hours|competitive = false" "4 days 2 hours|" \
+		"4 days 150 minutes|competitive = false, skill_level = 'BEGINNER'"; do
+		id=$(open_on "$(fixture_court "$VENUE" 90)" "${spec%%|*}" "${spec#*|}")
+		[ "${spec%%|*}" != '4 days 2 hours' ] || tie=$id
+	done
+	day=$(sql "SELECT booking_date FROM match_requests WHERE id = '$tie'")
+	want=$(sql "SELECT json_agg(id ORDER BY starts_at, id) FROM match_requests
+	             WHERE booking_date = '$day' AND status = 'OPEN'
+	               AND (NOT competitive OR skill_level = 'INTERMEDIATE')")
+	# both kinds, and the two at one instant, are on that day
+	[ "$(sql "SELECT count(DISTINCT competitive) FROM match_requests WHERE id IN
+	             (SELECT json_array_elements_text('$want')::uuid)")" = 2 ]
+	[ "$(sql "SELECT count(*) FROM match_requests
+	             WHERE starts_at = (SELECT starts_at FROM match_requests WHERE id = '$tie')
+	               AND (NOT competitive OR skill_level = 'INTERMEDIATE')")" = 2 ]
+	for limit in 1 2 20; do
+		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
+	done
+}
+
 @test "joining from the feed takes a place and pays as the link does; another level, a private match and a full team are refused" {
 	m=$(open_on "$COURT" '2 days')
 	req POST "/api/match/requests/$m/join" -t "$(token me)" -d '{"team": "TEAM_B"}'
