@@ -26,15 +26,25 @@ pass=0 fail=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-count_tap() {	# reads TAP on stdin, echoes it, adds to pass / fail
-	local line
+# count_tap [LABEL]: reads TAP on stdin, echoes it, adds to pass / fail, and keeps each
+# failure (its line and the diagnostics under it, at most 40) in $work/failures, which is
+# printed again just before the last line: a failure in the first of three modes is not lost
+# when only the end of a long output is kept.
+count_tap() {
+	local line label=${1:+[$1] } keep=0
 	while IFS= read -r line; do
 		printf '%s\n' "$line"
 		case $line in
-		"ok "*"# skip"*) fail=$((fail + 1)) ;;	# a skipped test is a failure
-		"ok "*) pass=$((pass + 1)) ;;
-		"not ok "*) fail=$((fail + 1)) ;;
+		"ok "*"# skip"*) fail=$((fail + 1)) keep=1 ;;	# a skipped test is a failure
+		"ok "*) pass=$((pass + 1)) keep=0 ;;
+		"not ok "*) fail=$((fail + 1)) keep=1 ;;
+		"# bats exit "*) keep=0 ;;
+		"#"*) [ $keep -eq 0 ] || keep=$((keep + 1)) ;;
+		*) keep=0 ;;
 		esac
+		if [ $keep -eq 1 ] || { [ $keep -gt 1 ] && [ $keep -le 41 ]; }; then
+			printf '%s%s\n' "$label" "$line" >>"$work/failures"
+		fi
 	done
 }
 
@@ -47,8 +57,7 @@ for t in "$build"/unit/*; do
 	count_tap <"$work/unit.out"
 	# a unit program that printed nothing, or failed without saying which check, is a failure
 	if [ $((pass + fail)) -eq "$before" ] || { [ "$fail" -eq "$before_fail" ] && [ $rc -ne 0 ]; }; then
-		echo "not ok - $(basename "$t") exited abnormally"
-		fail=$((fail + 1))
+		count_tap <<<"not ok - $(basename "$t") exited abnormally"
 	fi
 done
 
@@ -58,8 +67,7 @@ before=$((pass + fail))
 BUILD=$build "$root/scripts/fuzz.sh" -r "${FUZZ_RUNS:-2000}" >"$work/fuzz.out" 2>&1
 count_tap <"$work/fuzz.out"
 if [ $((pass + fail)) -eq "$before" ]; then
-	echo "not ok - no fuzz target ran: $(head -n 1 "$work/fuzz.out")"
-	fail=$((fail + 1))
+	count_tap <<<"not ok - no fuzz target ran: $(head -n 1 "$work/fuzz.out")"
 fi
 
 files=("$@")
@@ -92,11 +100,14 @@ wait "${pids[@]}"
 for mode in $modes; do
 	echo "# bats suite, $mode mode"
 	before=$((pass + fail))
-	count_tap <"$work/bats-$mode.tap"
+	count_tap "$mode" <"$work/bats-$mode.tap"
 	if [ $((pass + fail)) -eq "$before" ]; then
-		echo "# the bats suite ran no test in $mode mode"
-		fail=$((fail + 1))
+		count_tap <<<"not ok - the bats suite ran no test in $mode mode"
 	fi
 done
+if [ -s "$work/failures" ]; then
+	echo "# the failures again:"
+	cat "$work/failures"
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,11 +14,6 @@
 
 load test_helper
 
-# Debian's PATH for users other than root (/etc/profile): no /usr/sbin, where apache2 lives
-DEBIAN_USER_PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games
-# and root's
-DEBIAN_ROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-
 setup_file() {
 	SETUP_DIR=$COURTS_STATE/setup
 	mkdir -p "$SETUP_DIR"
@@ -406,9 +401,7 @@ owner_round_trip() {
 # suite_subset ENV...: a subset of this suite (the test that counted bytes as characters),
 # started afresh from a fresh login's environment plus ENV, under umask 077.
 suite_subset() {
-	local path=$DEBIAN_USER_PATH
-	[ "$(id -u)" -ne 0 ] || path=$DEBIAN_ROOT_PATH
-	run env -i PATH="$path" HOME="$HOME" MODE="$COURTS_MODE" COURTS_BUILD="$COURTS_BUILD" \
+	run env -i PATH="$(debian_path)" HOME="$HOME" MODE="$COURTS_MODE" COURTS_BUILD="$COURTS_BUILD" \
 		TMPDIR="${TMPDIR:-/tmp}" "$@" bash -c 'umask 077; cd "$1" &&
 		bats --tap --filter "long message" tests/41-match-create.bats' _ "$COURTS_ROOT" 3>&-
 	echo "$output"

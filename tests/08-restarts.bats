@@ -40,6 +40,12 @@ running() {
 	[ -n "$st" ] && [ "$st" != Z ]
 }
 
+# What mod_cgid and mod_fcgid log when a request races with the restart of their helper
+# process, and answer 503: mod_cgid's old daemon gone before it gave the script's PID
+# (AH10246), closing its socket while the request was being handed to it (AH10245, "Broken
+# pipe"), or already gone (AH01258); mod_fcgid finding no process slot.
+RESTART_RACES="AH10246: .*failed reading PID from cgi daemon|AH10245: .*could not send request to cgi daemon|AH01258: .*cgid daemon is gone|mod_fcgid: can't apply process slot"
+
 answered() {
 	cat "$BATS_TEST_TMPDIR"/codes-* 2>/dev/null | wc -l
 }
@@ -48,7 +54,7 @@ answered() {
 	# mod_fcgid's process manager says so when a restart ends it; mod_cgid's daemon race (the
 	# new daemon's socket not yet open to the server's user: AH01257, Permission denied)
 	expect_log apache 'mod_fcgid: server is restarted, pid [0-9]+ must exit'
-	expect_log apache "AH10246: .*failed reading PID from cgi daemon|AH01258: .*cgid daemon is gone|mod_fcgid: can't apply process slot"
+	expect_log apache "$RESTART_RACES"
 	expect_log apache 'AH01257: stderr from .*/cgi-bin/[a-z]+\.cgi: unable to connect to cgi daemon after multiple tries'
 	state="$COURTS_STATE/extra-restart"
 	log="$state/apache/logs/error.log"
@@ -90,14 +96,14 @@ answered() {
 	! grep -vqE '^(503|000) ' <<<"$failures" || { echo "a failure other than a restart race" >&2; return 1; }
 	[ "$(grep -c . <<<"$failures")" -le "${RESTART_ROUNDS:-5}" ] || { echo "too many failures" >&2; return 1; }
 	if grep -q '^503 ' <<<"$failures"; then
-		grep -qE "AH10246: .*failed reading PID from cgi daemon|AH01258: .*cgid daemon is gone|mod_fcgid: can't apply process slot" "$log" ||
+		grep -qE "$RESTART_RACES" "$log" ||
 			{ echo "a 503 without the module's restart race in the log" >&2; return 1; }
 	fi
 }
 
 @test "the server and its pools stop within a few seconds, with requests in flight" {
 	# requests that arrive while it stops find the programs gone
-	expect_log apache 'AH02454: FCGI: attempt to connect to Unix domain socket .*/extra-restart/|AH01079: failed to make connection to backend|AH01257: unable to connect to cgi daemon|mod_fcgid: server is restarted|AH01067: Failed to read FastCGI header|AH01075: Error dispatching request'
+	expect_log apache 'AH02454: FCGI: attempt to connect to Unix domain socket .*/extra-restart/|AH01079: failed to make connection to backend|AH01257: unable to connect to cgi daemon|AH10245: .*could not send request to cgi daemon|mod_fcgid: server is restarted|AH01067: Failed to read FastCGI header|AH01075: Error dispatching request'
 	expect_log postgres 'FATAL:  connection to client lost|FATAL:  terminating connection due to administrator command'
 	state="$COURTS_STATE/extra-restart"
 	load_client 9 3>&- &

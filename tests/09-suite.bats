@@ -1,12 +1,15 @@
 #!/usr/bin/env bats
-# The suite itself: every check in it can fail. Bats stops a test at the first command that
-# fails, through `set -e`, which does not see two kinds of command:
+# The suite itself: every check in it can fail, and its runner shows every failure.
+# Bats stops a test at the first command that fails, through `set -e`, which does not see two
+# kinds of command:
 # - a list joined by &&: `[ a ] && [ b ]` whose first test is false is a list that failed,
 #   which `set -e` lets pass unless it is the last command of the test or function;
 # - a command negated by !: `! grep -q x file` never stops a test.
 # So a check of either kind before the end of its block has to be written otherwise: one test
 # per line, or `! cmd || false`.
 # Any mode.
+
+load test_helper
 
 # unsure FILE...: the lines of FILE... that hold a check of either kind that cannot fail.
 unsure() {
@@ -66,4 +69,28 @@ unsure() {
 	[[ $output == *"sample.bats:2: "*"[ 1 = 2 ] && [ 3 = 3 ]"* ]]
 	[[ $output == *"sample.bats:3: "*"! true"* ]]
 	[[ $output == *"sample.bats:5: "*"! grep -q x"* ]]
+}
+
+# make test's runner (scripts/test.sh) with two modes and a file of its own, whose second test
+# fails: the count says so, and the failure, with what it printed, is shown again under its
+# mode just before the last line, where a long output cut to its end still shows it.
+@test "make test repeats every failure, with its mode and diagnostics, just before its last line" {
+	local dir=$BATS_TEST_TMPDIR/runner
+	mkdir -p "$dir"
+	printf '%s\n' '@test "this one passes" { true; }' \
+		'@test "this one fails" { echo "what it saw" >&2; false; }' >"$dir/sample.bats"
+	run env -i PATH="$(debian_path)" HOME="$HOME" BUILD="$COURTS_BUILD" FUZZ_RUNS=1 MODES="cgi pool" \
+		"$COURTS_ROOT/scripts/test.sh" "$dir/sample.bats" 3>&-
+	[ "$status" -eq 1 ]
+	[[ ${lines[-1]} =~ ^[0-9]+\ passed,\ 2\ failed$ ]]
+	# the repeated block: the heading, then each failure's line and diagnostics, by mode
+	tail_block=$(printf '%s\n' "${lines[@]}" | sed -n '/^# the failures again:$/,$p' | sed '$d')
+	echo "$tail_block"
+	[ "$(sed -n 2p <<<"$tail_block")" = "[cgi] not ok 2 this one fails" ]
+	grep -qx '\[cgi\] # what it saw' <<<"$tail_block"
+	grep -qx '\[pool\] not ok 2 this one fails' <<<"$tail_block"
+	grep -qx '\[pool\] # what it saw' <<<"$tail_block"
+	# nothing else: no passing test, no runner line
+	[ "$(grep -c . <<<"$tail_block")" = "$((1 + 2 * $(grep -c '^\[cgi\]' <<<"$tail_block")))" ]
+	! grep -q 'this one passes\|bats exit' <<<"$tail_block" || false
 }

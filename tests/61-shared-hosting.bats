@@ -9,8 +9,6 @@
 
 load test_helper
 
-DEBIAN_USER_PATH=/usr/local/bin:/usr/bin:/bin:/usr/games
-
 setup_file() {
 	HOST_DIR=$COURTS_STATE/hosting
 	mkdir -p "$HOST_DIR"

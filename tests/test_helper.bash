@@ -1,6 +1,17 @@
 # Shared helpers for the bats files: HTTP calls, tokens, SQL, fixtures.
 # Load with `load test_helper` at the top of each file.
 
+# Debian's PATH for users other than root (/etc/profile): no /usr/sbin, where apache2 lives
+DEBIAN_USER_PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games
+# and root's
+DEBIAN_ROOT_PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# debian_path: a fresh login's PATH for the user running the suite (not the suite's own,
+# whose first entry is bats's libexec directory: a `bats` run from there is not bats itself)
+debian_path() {
+	if [ "$(id -u)" -eq 0 ]; then echo "$DEBIAN_ROOT_PATH"; else echo "$DEBIAN_USER_PATH"; fi
+}
+
 # ---- HTTP -------------------------------------------------------------------------------
 # req METHOD PATH [-t TOKEN] [-d BODY] [-H 'Name: value']... [-b BASE_URL]
 # Sets HTTP_STATUS, HTTP_TYPE (Content-Type without parameters), HTTP_BODY and
