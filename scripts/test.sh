@@ -99,11 +99,20 @@ done
 wait "${pids[@]}"
 for mode in $modes; do
 	echo "# bats suite, $mode mode"
-	before=$((pass + fail))
-	count_tap "$mode" <"$work/bats-$mode.tap"
+	tap=$work/bats-$mode.tap
+	before=$((pass + fail)) before_fail=$fail
+	count_tap "$mode" <"$tap"
+	# bats ending badly with no test failed (its set-up failed, or a test vanished), or no test
+	# run, is a failure too, shown with the end of what bats printed
+	rc=$(sed -n 's/^# bats exit \([0-9]*\)$/\1/p' "$tap" | tail -n 1)
 	if [ $((pass + fail)) -eq "$before" ]; then
-		count_tap <<<"not ok - the bats suite ran no test in $mode mode"
+		why="the bats suite ran no test in $mode mode"
+	elif [ "$fail" -eq "$before_fail" ] && [ "${rc:-1}" != 0 ]; then
+		why="bats ended with status ${rc:-unknown} in $mode mode, and no test failed"
+	else
+		continue
 	fi
+	count_tap "$mode" < <(echo "not ok - $why"; grep -v '^ok ' "$tap" | tail -n 20 | sed 's/^/# /')
 done
 if [ -s "$work/failures" ]; then
 	echo "# the failures again:"

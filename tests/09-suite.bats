@@ -94,3 +94,20 @@ unsure() {
 	[ "$(grep -c . <<<"$tail_block")" = "$((1 + 2 * $(grep -c '^\[cgi\]' <<<"$tail_block")))" ]
 	! grep -q 'this one passes\|bats exit' <<<"$tail_block" || false
 }
+
+# A test whose process dies is not reported by bats as failed: bats only warns that it ran
+# fewer tests than it counted, and ends with status 1. The runner counts that as a failure.
+@test "make test counts a test that vanished as a failure, with what bats said" {
+	local dir=$BATS_TEST_TMPDIR/runner
+	mkdir -p "$dir"
+	printf '%s\n' '@test "this one passes" { true; }' \
+		'@test "this one dies" { kill -9 $BASHPID; }' >"$dir/sample.bats"
+	run env -i PATH="$(debian_path)" HOME="$HOME" BUILD="$COURTS_BUILD" FUZZ_RUNS=1 MODES=pool \
+		"$COURTS_ROOT/scripts/test.sh" "$dir/sample.bats" 3>&-
+	[ "$status" -eq 1 ]
+	[[ ${lines[-1]} =~ ^[0-9]+\ passed,\ 1\ failed$ ]]
+	tail_block=$(printf '%s\n' "${lines[@]}" | sed -n '/^# the failures again:$/,$p' | sed '$d')
+	echo "$tail_block"
+	[ "$(sed -n 2p <<<"$tail_block")" = "[pool] not ok - bats ended with status 1 in pool mode, and no test failed" ]
+	grep -qx '\[pool\] # # bats warning: Executed 1 instead of expected 2 tests' <<<"$tail_block"
+}
