@@ -71,43 +71,44 @@ unsure() {
 	[[ $output == *"sample.bats:5: "*"! grep -q x"* ]]
 }
 
-# make test's runner (scripts/test.sh) with two modes and a file of its own, whose second test
-# fails: the count says so, and the failure, with what it printed, is shown again under its
-# mode just before the last line, where a long output cut to its end still shows it.
-@test "make test repeats every failure, with its mode and diagnostics, just before its last line" {
-	local dir=$BATS_TEST_TMPDIR/runner
+# runner MODES LINE...: make test's runner (scripts/test.sh) in MODES on a bats file of the
+# LINEs, from a fresh login's environment; sets status and lines as `run` does, and
+# failures_again to the block the runner repeats before its last line (without that line).
+runner() {
+	local modes=$1 dir=$BATS_TEST_TMPDIR/runner
+	shift
 	mkdir -p "$dir"
-	printf '%s\n' '@test "this one passes" { true; }' \
-		'@test "this one fails" { echo "what it saw" >&2; false; }' >"$dir/sample.bats"
-	run env -i PATH="$(debian_path)" HOME="$HOME" BUILD="$COURTS_BUILD" FUZZ_RUNS=1 MODES="cgi pool" \
+	printf '%s\n' "$@" >"$dir/sample.bats"
+	run env -i PATH="$(debian_path)" HOME="$HOME" BUILD="$COURTS_BUILD" FUZZ_RUNS=1 MODES="$modes" \
 		"$COURTS_ROOT/scripts/test.sh" "$dir/sample.bats" 3>&-
+	failures_again=$(printf '%s\n' "${lines[@]}" | sed -n '/^# the failures again:$/,$p' | sed '$d')
+	echo "$failures_again"
+}
+
+# Two modes, and a file whose second test fails: the count says so, and the failure, with
+# what it printed, is shown again under its mode just before the last line, where a long
+# output cut to its end still shows it.
+@test "make test repeats every failure, with its mode and diagnostics, just before its last line" {
+	runner "cgi pool" '@test "this one passes" { true; }' \
+		'@test "this one fails" { echo "what it saw" >&2; false; }'
 	[ "$status" -eq 1 ]
 	[[ ${lines[-1]} =~ ^[0-9]+\ passed,\ 2\ failed$ ]]
-	# the repeated block: the heading, then each failure's line and diagnostics, by mode
-	tail_block=$(printf '%s\n' "${lines[@]}" | sed -n '/^# the failures again:$/,$p' | sed '$d')
-	echo "$tail_block"
-	[ "$(sed -n 2p <<<"$tail_block")" = "[cgi] not ok 2 this one fails" ]
-	grep -qx '\[cgi\] # what it saw' <<<"$tail_block"
-	grep -qx '\[pool\] not ok 2 this one fails' <<<"$tail_block"
-	grep -qx '\[pool\] # what it saw' <<<"$tail_block"
+	# the heading, then each failure's line and diagnostics, by mode
+	[ "$(sed -n 2p <<<"$failures_again")" = "[cgi] not ok 2 this one fails" ]
+	grep -qx '\[cgi\] # what it saw' <<<"$failures_again"
+	grep -qx '\[pool\] not ok 2 this one fails' <<<"$failures_again"
+	grep -qx '\[pool\] # what it saw' <<<"$failures_again"
 	# nothing else: no passing test, no runner line
-	[ "$(grep -c . <<<"$tail_block")" = "$((1 + 2 * $(grep -c '^\[cgi\]' <<<"$tail_block")))" ]
-	! grep -q 'this one passes\|bats exit' <<<"$tail_block" || false
+	[ "$(grep -c . <<<"$failures_again")" = "$((1 + 2 * $(grep -c '^\[cgi\]' <<<"$failures_again")))" ]
+	! grep -q 'this one passes\|bats exit' <<<"$failures_again" || false
 }
 
 # A test whose process dies is not reported by bats as failed: bats only warns that it ran
 # fewer tests than it counted, and ends with status 1. The runner counts that as a failure.
 @test "make test counts a test that vanished as a failure, with what bats said" {
-	local dir=$BATS_TEST_TMPDIR/runner
-	mkdir -p "$dir"
-	printf '%s\n' '@test "this one passes" { true; }' \
-		'@test "this one dies" { kill -9 $BASHPID; }' >"$dir/sample.bats"
-	run env -i PATH="$(debian_path)" HOME="$HOME" BUILD="$COURTS_BUILD" FUZZ_RUNS=1 MODES=pool \
-		"$COURTS_ROOT/scripts/test.sh" "$dir/sample.bats" 3>&-
+	runner pool '@test "this one passes" { true; }' '@test "this one dies" { kill -9 $BASHPID; }'
 	[ "$status" -eq 1 ]
 	[[ ${lines[-1]} =~ ^[0-9]+\ passed,\ 1\ failed$ ]]
-	tail_block=$(printf '%s\n' "${lines[@]}" | sed -n '/^# the failures again:$/,$p' | sed '$d')
-	echo "$tail_block"
-	[ "$(sed -n 2p <<<"$tail_block")" = "[pool] not ok - bats ended with status 1 in pool mode, and no test failed" ]
-	grep -qx '\[pool\] # # bats warning: Executed 1 instead of expected 2 tests' <<<"$tail_block"
+	[ "$(sed -n 2p <<<"$failures_again")" = "[pool] not ok - bats ended with status 1 in pool mode, and no test failed" ]
+	grep -qx '\[pool\] # # bats warning: Executed 1 instead of expected 2 tests' <<<"$failures_again"
 }
