@@ -211,10 +211,15 @@ key_lines() {
 	grep -q '^b 200' "$BATS_TEST_TMPDIR/load"
 }
 
+# "The keys read before" are a process's own: a FastCGI process that served no request since
+# an earlier test published another set still holds that one (a pool's workers take turns as
+# the scheduler wakes them, not in order). So this test has a server of its own, started once
+# the file holds key A: every process of it reads A before the file breaks.
 @test "a broken file does not take the service down: the keys read before stay, one line says why" {
 	expect_log apache 'JWT_JWKS_FILE .*/jwks-test/keys\.json (is not a JSON object|has no usable signing key)'
 	publish "$JWK_A"
-	settle
+	JWKS_URL=$(extra_apache jwks-broken JWT_JWKS_FILE="$JWKS_DIR/keys.json" 3>&-)
+	JWKS_LOG="$COURTS_STATE/extra-jwks-broken/apache/logs/error.log"
 	local ta tb before after
 	ta=$(tok a -K a)
 	tb=$(tok b -K b)
@@ -252,6 +257,7 @@ key_lines() {
 	settle
 	[ "$(statuses 4 "$tb")" = "200 200 200 200 " ]
 	[ "$(statuses 4 "$ta")" = "401 401 401 401 " ]
+	"$COURTS_ROOT/scripts/stack.sh" stop-apache "$COURTS_STATE/extra-jwks-broken" 3>&-
 }
 
 # ---- the refresher ----------------------------------------------------------------------
