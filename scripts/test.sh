@@ -42,33 +42,41 @@ count_tap() {
 		"#"*) [ $keep -eq 0 ] || keep=$((keep + 1)) ;;
 		*) keep=0 ;;
 		esac
-		if [ $keep -eq 1 ] || { [ $keep -gt 1 ] && [ $keep -le 41 ]; }; then
+		if [ $keep -ge 1 ] && [ $keep -le 41 ]; then
 			printf '%s%s\n' "$label" "$line" >>"$work/failures"
 		fi
 	done
 }
 
+# count_run LABEL WHAT WHERE RC FILE: counts FILE, the TAP of a run of WHAT that ended with
+# status RC (count_tap LABEL). A run that counted no test, or that ended badly while no test of
+# it failed (a unit program that crashed, a test whose process died), is one failure more,
+# shown with the end of FILE but its passed tests.
+count_run() {
+	local label=$1 what=$2 where=$3 rc=$4 file=$5 before=$((pass + fail)) before_fail=$fail why
+	count_tap "$label" <"$file"
+	if [ $((pass + fail)) -eq "$before" ]; then
+		why="$what ran no test$where"
+	elif [ "$fail" -eq "$before_fail" ] && [ "$rc" != 0 ]; then
+		why="$what ended with status $rc$where, and no test failed"
+	else
+		return 0
+	fi
+	count_tap "$label" < <(echo "not ok - $why"; grep -v '^ok ' "$file" | tail -n 20 | sed 's/^/# /')
+}
+
 echo "# unit tests"
 for t in "$build"/unit/*; do
 	[ -x "$t" ] || continue
-	before=$((pass + fail)) before_fail=$fail
 	"$t" >"$work/unit.out" 2>&1
 	rc=$?
-	count_tap <"$work/unit.out"
-	# a unit program that printed nothing, or failed without saying which check, is a failure
-	if [ $((pass + fail)) -eq "$before" ] || { [ "$fail" -eq "$before_fail" ] && [ $rc -ne 0 ]; }; then
-		count_tap <<<"not ok - $(basename "$t") exited abnormally"
-	fi
+	count_run "" "$(basename "$t")" "" $rc "$work/unit.out"
 done
 
 # each fuzz target over its kept corpus and a fixed number of mutations (scripts/fuzz.sh)
 echo "# fuzz targets, ${FUZZ_RUNS:-2000} runs each"
-before=$((pass + fail))
 BUILD=$build "$root/scripts/fuzz.sh" -r "${FUZZ_RUNS:-2000}" >"$work/fuzz.out" 2>&1
-count_tap <"$work/fuzz.out"
-if [ $((pass + fail)) -eq "$before" ]; then
-	count_tap <<<"not ok - no fuzz target ran: $(head -n 1 "$work/fuzz.out")"
-fi
+count_run "" scripts/fuzz.sh "" $? "$work/fuzz.out"
 
 files=("$@")
 [ ${#files[@]} -gt 0 ] || files=("$root"/tests/*.bats)
@@ -100,19 +108,8 @@ wait "${pids[@]}"
 for mode in $modes; do
 	echo "# bats suite, $mode mode"
 	tap=$work/bats-$mode.tap
-	before=$((pass + fail)) before_fail=$fail
-	count_tap "$mode" <"$tap"
-	# bats ending badly with no test failed (its set-up failed, or a test vanished), or no test
-	# run, is a failure too, shown with the end of what bats printed
 	rc=$(sed -n 's/^# bats exit \([0-9]*\)$/\1/p' "$tap" | tail -n 1)
-	if [ $((pass + fail)) -eq "$before" ]; then
-		why="the bats suite ran no test in $mode mode"
-	elif [ "$fail" -eq "$before_fail" ] && [ "${rc:-1}" != 0 ]; then
-		why="bats ended with status ${rc:-unknown} in $mode mode, and no test failed"
-	else
-		continue
-	fi
-	count_tap "$mode" < <(echo "not ok - $why"; grep -v '^ok ' "$tap" | tail -n 20 | sed 's/^/# /')
+	count_run "$mode" bats " in $mode mode" "${rc:-unknown}" "$tap"
 done
 if [ -s "$work/failures" ]; then
 	echo "# the failures again:"
