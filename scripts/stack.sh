@@ -413,6 +413,7 @@ write_env() {
 	export JWT_PUBLIC_KEY_FILE="\${JWT_PUBLIC_KEY_FILE:-$state/keys/jwt_public.pem}"
 	export JWT_PRIVATE_KEY_FILE="$state/keys/jwt_private.pem"
 	export BASE_URL="http://127.0.0.1:$port"
+	export PG_BIN="$(pg_bin)"
 	ENV
 }
 
