@@ -24,10 +24,7 @@ setup() {
 from() {
 	local out="$BATS_TEST_TMPDIR/from.body" hdr="$BATS_TEST_TMPDIR/from.headers"
 	HTTP_STATUS=$(curl -s -g --interface "$1" -o "$out" -D "$hdr" -w '%{http_code}' "$2$3")
-	HTTP_HEADERS=$(cat "$hdr")
-	HTTP_TYPE=$(grep -i '^content-type:' "$hdr" | tail -n 1 | cut -d: -f2- | cut -d';' -f1 |
-		tr -d ' \r')
-	HTTP_BODY=$(cat "$out")
+	answer_read "$out" "$hdr"
 }
 
 @test "past ADDR_PER_MINUTE requests an address gets 429 problem+json with Retry-After; others do not" {

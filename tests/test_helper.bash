@@ -18,7 +18,7 @@ debian_path() {
 # HTTP_HEADERS (raw). A JSON body is sent with Content-Type: application/json unless a
 # -H 'Content-Type: ...' is given.
 req() {
-	local method=$1 path=$2 base=$BASE_URL token="" body="" has_body=0 has_ct=0 line
+	local method=$1 path=$2 base=$BASE_URL token="" body="" has_body=0 has_ct=0
 	local args=() out="$BATS_TEST_TMPDIR/resp.body" hdr="$BATS_TEST_TMPDIR/resp.headers"
 	shift 2
 	while [ $# -gt 0 ]; do
@@ -39,15 +39,7 @@ req() {
 	: >"$out"
 	HTTP_STATUS=$(curl -s -g -o "$out" -D "$hdr" -w '%{http_code}' -X "$method" "${args[@]}" \
 		"$base$path")
-	# read with the shell's own means, not seven processes: the suite makes thousands of requests
-	HTTP_HEADERS=$(<"$hdr")
-	HTTP_TYPE=
-	while IFS= read -r line; do
-		[[ ${line,,} == content-type:* ]] && HTTP_TYPE=${line#*:}
-	done <<<"$HTTP_HEADERS"
-	HTTP_TYPE=${HTTP_TYPE%%;*}
-	HTTP_TYPE=${HTTP_TYPE//[ $'\r']/}
-	HTTP_BODY=$(<"$out")
+	answer_read "$out" "$hdr"
 	[ -z "${COURTS_FUZZ_RECORD:-}" ] || req_record "$method" "$path" "$has_body" "$body" "${args[@]}"
 	[ -z "${COURTS_STATE:-}" ] || req_keep "$method" "$path" "$base"
 }
@@ -81,14 +73,33 @@ req_record() {
 	} >"$COURTS_FUZZ_RECORD/$(date +%s%N).$$"
 }
 
-# header NAME: value of a response header of the last req (without CR).
-header() {
-	local line name=${1,,} value="" found=""
+# answer_read BODY_FILE HEADERS_FILE: sets HTTP_HEADERS, HTTP_TYPE (the last Content-Type,
+# without parameters) and HTTP_BODY from the files curl wrote. With the shell's own means, not
+# seven processes: the suite reads thousands of answers.
+answer_read() {
+	HTTP_HEADERS=$(<"$2")
+	last_header content-type
+	HTTP_TYPE=${HEADER_VALUE%%;*}
+	HTTP_TYPE=${HTTP_TYPE// /}
+	HTTP_BODY=$(<"$1")
+}
+
+# last_header NAME: sets HEADER_VALUE to the value of the last NAME header of the last answer
+# (without the space after the colon, nor CR), and HEADER_FOUND to 1 if it has one, else "".
+last_header() {
+	local line name=${1,,}
+	HEADER_VALUE="" HEADER_FOUND=""
 	while IFS= read -r line; do
-		[[ ${line,,} == "$name":* ]] && { value=${line#*:}; found=1; }
+		[[ ${line,,} == "$name":* ]] && HEADER_VALUE=${line#*:} HEADER_FOUND=1
 	done <<<"$HTTP_HEADERS"
-	value=${value# }
-	[ -z "$found" ] || printf '%s\n' "${value//$'\r'/}"
+	HEADER_VALUE=${HEADER_VALUE# }
+	HEADER_VALUE=${HEADER_VALUE//$'\r'/}
+}
+
+# header NAME: prints the value of a response header of the last answer (last_header).
+header() {
+	last_header "$1"
+	[ -z "$HEADER_FOUND" ] || printf '%s\n' "$HEADER_VALUE"
 }
 
 # jqr FILTER: jq -r on the last response body.
