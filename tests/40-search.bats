@@ -400,3 +400,36 @@ hold() {
 		expect_problem 400 VALIDATION_FAILED limit
 	done
 }
+
+@test "match_search, the answer in one row for clients of the schema, is the service's answer" {
+	near=$(venue_at 0.01 ACTIVE Near)
+	far=$(venue_at 0.05 ACTIVE Far)
+	fixture_court "$near" >/dev/null
+	fixture_court "$far" 60 >/dev/null
+	fixture_court "$far" >/dev/null
+	fixture_player "p1-$RUN" INTERMEDIATE 40.42 -3.70 >/dev/null
+	fixture_player "p2-$RUN" ADVANCED 40.42 -3.70 >/dev/null
+	me=$(user_id "$ME")
+	# match_search (sql/0044) takes the arguments cgi-bin/search.c gives match_search_rows
+	answer() {	# answer FROM TO SKILL LIMIT: match_search's two columns, date_ok|results
+		sql "SELECT date_ok, results FROM match_search($LAT, $LNG, 10, '$D', '$1', '$2', 90,
+		     '$3', 50, '$me', $4)"
+	}
+	for q in '08:00:00 12:00:00 ANY 50' '09:00:00 20:00:00 INTERMEDIATE 50' \
+		 '08:00:00 22:00:00 ADVANCED 4'; do
+		read -r from to skill limit <<<"$q"
+		search "startTimeFrom=$from&startTimeTo=$to&skillLevel=$skill&limit=$limit"
+		expect 200
+		[ "$(jqr length)" -ge 4 ]
+		row=$(answer "$from" "$to" "$skill" "$limit")
+		[ "${row%%|*}" = t ]
+		# the same slots, in the same order, with the same keys in the same order and values
+		[ "$(jq -c . <<<"${row#t|}")" = "$(jqr -c .)" ]
+	done
+	# money as the service writes it, two decimals
+	[[ "${row#t|}" == *"\"price\" : $PRICE,"* ]]
+	# no slot in the window: an empty array; a date too far ahead: date_ok false
+	[ "$(answer 23:00:00 23:30:00 ANY 50)" = 't|[]' ]
+	D=$(date -u -d '+367 days' +%F)
+	[ "$(answer 08:00:00 12:00:00 ANY 50)" = 'f|[]' ]
+}
