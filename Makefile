@@ -67,6 +67,7 @@ MODEL_SRC  := $(wildcard tests/lifecycle/*.c)
 MODEL_BIN  := $(if $(MODEL_SRC),$(BUILD)/tools/lifecycle-model)
 LIB        := $(BUILD)/libcommon.a
 NODE_MODULES := openapi/node_modules/.package-lock.json
+BENCH_NODE_MODULES := bench/express/node_modules/.package-lock.json
 OPENAPI_DOC  := $(BUILD)/openapi/openapi.json
 SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-pools.target
 
@@ -127,6 +128,13 @@ install:
 $(NODE_MODULES): openapi/package.json openapi/package-lock.json
 	@echo "installing: the npm packages of openapi/package-lock.json"
 	cd openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	@touch $@
+
+# make bench's reference service (bench/express/server.js): its npm packages, pinned by
+# bench/express/package-lock.json, installed when a benchmark first needs them
+$(BENCH_NODE_MODULES): bench/express/package.json bench/express/package-lock.json
+	@echo "installing: the npm packages of bench/express/package-lock.json"
+	cd bench/express && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 $(OPENAPI_DOC): $(wildcard openapi/*.mjs openapi/*.md openapi/*.json) openapi/docs.html \
@@ -288,7 +296,7 @@ deliver: $(DELIVER_BIN)
 	@scripts/sweep.sh $(DELIVER_BIN)
 
 bench: install
-	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES)
 	@BUILD=$(BUILD) bench/run.sh
 
 clean:

@@ -10,7 +10,8 @@
 #
 # Settings (environment): BUILD (build directory, default build), BENCH_SECONDS (length of one
 # measured wrk run, default 5), BENCH_WARMUP (default 2), BENCH_ROUNDS (default 3),
-# BENCH_MODES (default "cgi cgi-pgbouncer fastcgi pool"), BENCH_CASES (default: all, see CASES below),
+# BENCH_MODES (default "cgi cgi-pgbouncer fastcgi pool express"; express is the reference service
+# of bench/express/, on Node.js), BENCH_CASES (default: all, see CASES below),
 # BENCH_CITY_VENUES (default 10000; players and requests scale with it), BENCH_SHARED_BUFFERS
 # (PostgreSQL's shared_buffers, default 1GB).
 set -euo pipefail
@@ -34,13 +35,15 @@ results=$bench/results.md
 secs=${BENCH_SECONDS:-5}
 warmup=${BENCH_WARMUP:-2}
 rounds=${BENCH_ROUNDS:-3}
-modes=${BENCH_MODES:-cgi cgi-pgbouncer fastcgi pool}
+modes=${BENCH_MODES:-cgi cgi-pgbouncer fastcgi pool express}
 threads=2
 conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
 CASES="trivial health slots slots_many owner search_small search_city open_city create create_kept join create_checks join_checks"
+# what the reference service serves (bench/express/server.js); its other cases are not run
+EXPRESS_CASES="trivial health slots slots_many owner search_small search_city"
 cases=${BENCH_CASES:-$CASES}
 city_venues=${BENCH_CITY_VENUES:-10000}
 city_players=$((city_venues * 20))
@@ -140,7 +143,36 @@ pid_stop() {	# pidfile: TERM, wait up to 15 s, then KILL
 	rm -f "$1"
 }
 
+# express_start / express_stop: the reference service (bench/express/server.js) in place of the
+# service Apaches, on their ports: one process on CITY and one on SMALL, with the keys, issuer
+# and audience of the service; stopped by their PIDs
+express_start() {
+	local db port pidf deadline
+	for db in courts courts_small; do
+		port=$city_port pidf=$work/express-city.pid
+		[ "$db" = courts ] || port=$small_port pidf=$work/express-small.pid
+		PORT=$port PGHOST=$state/pgsock PGPORT=5432 PGDATABASE=$db PGUSER=courts \
+			JWT_PUBLIC_KEY_FILE=$state/keys/jwt_public.pem JWT_ISSUER=$issuer \
+			JWT_AUDIENCE=$audience node "$bench/express/server.js" >>"$work/express.log" 2>&1 &
+		echo $! >"$pidf"
+		deadline=$((SECONDS + 20))
+		until curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port/actuator/health"; do
+			if ! kill -0 "$(cat "$pidf")" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+				cat "$work/express.log" >&2
+				echo "bench: the reference service did not answer" >&2
+				return 1
+			fi
+			sleep 0.1
+		done
+	done
+}
+express_stop() {
+	pid_stop "$work/express-city.pid"
+	pid_stop "$work/express-small.pid"
+}
+
 stop_all() {
+	express_stop
 	"$root/scripts/stack.sh" stop-apache "$state/small" >/dev/null 2>&1 || true
 	"$root/scripts/stack.sh" stop-apache "$state/checks" >/dev/null 2>&1 || true
 	pid_stop "$tstate/run/httpd.pid"
@@ -159,6 +191,12 @@ cleanup() {
 for t in wrk curl jq psql apache2 cc; do
 	command -v "$t" >/dev/null || { echo "bench: $t is missing (make install)" >&2; exit 1; }
 done
+if [[ " $modes " == *" express "* ]]; then
+	if ! command -v node >/dev/null || [ ! -d "$bench/express/node_modules/express" ]; then
+		echo "bench: mode express needs node and bench/express/node_modules (make bench)" >&2
+		exit 1
+	fi
+fi
 [ -x "$build/tools/mint-token" ] || { echo "bench: $build/tools/mint-token missing (make build)" >&2; exit 1; }
 
 mkdir -p "$work"
@@ -580,6 +618,14 @@ one_client() {
 # cgi-pgbouncer is plain CGI with a pgbouncer of each Apache's own (PGBOUNCER=1).
 apache_mode() {
 	local mode=$1 stack=$root/scripts/stack.sh pgb=()
+	express_stop
+	if [ "$mode" = express ]; then
+		"$stack" stop-apache "$state"
+		"$stack" stop-apache "$state/small"
+		"$stack" stop-apache "$state/checks"
+		express_start
+		return
+	fi
 	if [ "$mode" = cgi-pgbouncer ]; then
 		mode=cgi
 		pgb=(PGBOUNCER=1)
@@ -619,10 +665,15 @@ runs=$work/runs.tsv
 : >"$runs"
 declare -A mode_status one
 for mode in $modes; do
-	log "mode $mode: (re)starting the service Apaches"
+	log "mode $mode: (re)starting the service Apaches (express: the reference service in their place)"
 	apache_mode "$mode"
 	for c in $cases; do
 		[ "$c" = trivial ] && { status[$c]=ok; continue; }
+		if [ "$mode" = express ] && [[ " $EXPRESS_CASES " != *" $c "* ]]; then
+			status[$c]="n/a (not served by the reference service)"
+			mode_status[$mode.$c]=${status[$c]}
+			continue
+		fi
 		probe "$c"
 		mode_status[$mode.$c]=${status[$c]}
 		[ "${status[$c]}" = ok ] || log "$mode $c: ${status[$c]}"
@@ -838,6 +889,9 @@ pair_med() {
 	}' "$runs" | median
 }
 
+# served MODE CASE: whether the mode has the case (the reference service has only some)
+served() { [ "$1" != express ] || [[ " $EXPRESS_CASES " == *" $2 "* ]]; }
+
 # target_of MODE CASE -> "ratio_min|p99_max|p50_max|text" (ratio_min: to the trivial CGI).
 # The fast mode is pool, the fixed FastCGI pools; fastcgi keeps only the writes' every
 # request 2xx, and plain CGI behind pgbouncer has the slots ratio.
@@ -859,6 +913,7 @@ table=$work/table.md
 	echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|"
 	for mode in $modes; do
 		for c in $cases; do
+			served "$mode" "$c" || continue
 			st=${mode_status[$mode.$c]:-ok}
 			m=$mode
 			[ "$c" = trivial ] && m="cgi (floor of the $mode rounds)"
@@ -938,6 +993,7 @@ other=$work/other.md
 	fi
 	# the cost of the fair-use checks: each path with them on against off, in the same rounds
 	for mode in $modes; do
+		served "$mode" create || continue
 		for c in create join; do
 			on=${c}_checks
 			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$on" 4)" ]; then
@@ -987,6 +1043,47 @@ other=$work/other.md
 	echo "| load SMALL | $load_small s | seconds | $(verdict "$load_small" "<" 60) |"
 } >"$other"
 
+# ---- against the reference service: the fast mode (pool) and express of the same run ----------
+# vs_target CASE -> "req/s ratio min|whether pool's p99 must be no worse|text"
+vs_target() {
+	case $1 in
+	slots | owner) echo "2|p99|>= 2x req/s, p99 no worse" ;;
+	search_small | search_city) echo "5||>= 5x req/s" ;;
+	*) echo "||-" ;;
+	esac
+}
+vs=$work/vs.md
+{
+	echo "| case | req/s pool / express | p99 ms pool / express | CPU ms/req pool / express | target | met? |"
+	echo "|---|---:|---:|---:|---|---|"
+	for c in $EXPRESS_CASES; do
+		if [ "$c" = trivial ] || [[ " $cases " != *" $c "* ]]; then continue; fi
+		IFS='|' read -r vmin vp99 vtext < <(vs_target "$c")
+		if [ -z "$(col pool "$c" 4)" ] || [ -z "$(col express "$c" 4)" ]; then
+			echo "| ${label[$c]} | n/a (needs modes pool and express) | | | $vtext | $( [ "$vtext" = - ] && echo - || echo "not measured") |"
+			continue
+		fi
+		rp=$(col pool "$c" 4 | median) rx=$(col express "$c" 4 | median)
+		pp=$(col pool "$c" 6 | median) px=$(col express "$c" 6 | median)
+		cp=$(cpu_med pool "$c") cx=$(cpu_med express "$c")
+		r=$(awk -v a="$rp" -v b="$rx" 'BEGIN { if (b > 0) print a / b; else print 0 }')
+		cpu="-"
+		[ -n "$cp" ] && [ -n "$cx" ] && cpu="$(fmt "$cp" 3) / $(fmt "$cx" 3)"
+		why=()
+		if [ -n "$vmin" ]; then fcmp "$r" ">=" "$vmin" || why+=("$(fmt "$r" 2)x < ${vmin}x"); fi
+		if [ -n "$vp99" ]; then fcmp "$pp" "<=" "$px" || why+=("p99 $(ms_unit "$pp" 1) > $(ms_unit "$px" 1)"); fi
+		if [ "$vtext" = - ]; then
+			met=-
+		elif [ ${#why[@]} -gt 0 ]; then
+			reasons=$(IFS=';'; echo "${why[*]}")
+			met="**NO**: ${reasons//;/; }"
+		else
+			met=yes
+		fi
+		echo "| ${label[$c]} | $(fmt "$r" 2)x ($(fmt "$rp" 0) / $(fmt "$rx" 0)) | $(ms_cell "$pp" 1) / $(ms_cell "$px" 1) | $cpu | $vtext | $met |"
+	done
+} >"$vs"
+
 plan_summary() {
 	local f=$work/search-plan.txt
 	if [ ! -s "$f" ]; then
@@ -1023,6 +1120,15 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo
 	cat "$table"
 	echo
+	if [[ " $modes " == *" express "* ]]; then
+		echo "## Against the reference service (bench/express, Node.js + Express)"
+		echo
+		echo "The fast mode (pool) against the same endpoints on Node.js (one process, Express, pg," \
+			"jsonwebtoken) over the same database, in the same run; how it is built: bench/README.md."
+		echo
+		cat "$vs"
+		echo
+	fi
 	echo "## Other measurements"
 	echo
 	cat "$other"

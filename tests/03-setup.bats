@@ -87,6 +87,7 @@ checkout_copy() {
 			tar -C "$1" -xf -
 	else
 		tar -C "$COURTS_ROOT" --exclude=./var --exclude='./build*' --exclude=./bench/work \
+			--exclude=./bench/express/node_modules \
 			-cf - . | tar -C "$1" -xf -
 	fi
 	# timestamps kept: make finds the build up to date
