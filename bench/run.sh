@@ -482,6 +482,8 @@ probe() {
 	local spent="SELECT COALESCE(max(refreshed_at)::text, '-') FROM write_budgets" before
 	before=$(asql -c "$spent")
 	code=$(curl "${args[@]}" "$url") || code=000
+	# each mode's answer, for the comparison with the reference service
+	cp "$body" "$work/probe-$mode-$c.json" 2>/dev/null || true
 	undo_writes "$c"
 	local budget=kept
 	[ "$(asql -c "$spent")" = "$before" ] || budget=spent
@@ -1054,24 +1056,31 @@ vs_target() {
 }
 vs=$work/vs.md
 {
-	echo "| case | req/s pool / express | p99 ms pool / express | CPU ms/req pool / express | target | met? |"
-	echo "|---|---:|---:|---:|---|---|"
+	echo "| case | same answer? | req/s pool / express | p99 ms pool / express | CPU ms/req pool / express | target | met? |"
+	echo "|---|---|---:|---:|---:|---|---|"
 	for c in $EXPRESS_CASES; do
 		if [ "$c" = trivial ] || [[ " $cases " != *" $c "* ]]; then continue; fi
 		IFS='|' read -r vmin vp99 vtext < <(vs_target "$c")
 		if [ -z "$(col pool "$c" 4)" ] || [ -z "$(col express "$c" 4)" ]; then
-			echo "| ${label[$c]} | n/a (needs modes pool and express) | | | $vtext | $( [ "$vtext" = - ] && echo - || echo "not measured") |"
+			echo "| ${label[$c]} | | n/a (needs modes pool and express) | | | $vtext | $( [ "$vtext" = - ] && echo - || echo "not measured") |"
 			continue
 		fi
 		rp=$(col pool "$c" 4 | median) rx=$(col express "$c" 4 | median)
 		pp=$(col pool "$c" 6 | median) px=$(col express "$c" 6 | median)
 		cp=$(cpu_med pool "$c") cx=$(cpu_med express "$c")
+		# the probes' bodies as JSON values (key order and spacing aside): the same work
+		same="**NO**"
+		if jp=$(jq -S -c . "$work/probe-pool-$c.json" 2>/dev/null) && [ -n "$jp" ] &&
+			[ "$jp" = "$(jq -S -c . "$work/probe-express-$c.json" 2>/dev/null)" ]; then
+			same=yes
+		fi
 		r=$(awk -v a="$rp" -v b="$rx" 'BEGIN { if (b > 0) print a / b; else print 0 }')
 		cpu="-"
 		[ -n "$cp" ] && [ -n "$cx" ] && cpu="$(fmt "$cp" 3) / $(fmt "$cx" 3)"
 		why=()
 		if [ -n "$vmin" ]; then fcmp "$r" ">=" "$vmin" || why+=("$(fmt "$r" 2)x < ${vmin}x"); fi
 		if [ -n "$vp99" ]; then fcmp "$pp" "<=" "$px" || why+=("p99 $(ms_unit "$pp" 1) > $(ms_unit "$px" 1)"); fi
+		[ "$same" = yes ] || why+=("not the same answer")
 		if [ "$vtext" = - ]; then
 			met=-
 		elif [ ${#why[@]} -gt 0 ]; then
@@ -1080,7 +1089,7 @@ vs=$work/vs.md
 		else
 			met=yes
 		fi
-		echo "| ${label[$c]} | $(fmt "$r" 2)x ($(fmt "$rp" 0) / $(fmt "$rx" 0)) | $(ms_cell "$pp" 1) / $(ms_cell "$px" 1) | $cpu | $vtext | $met |"
+		echo "| ${label[$c]} | $same | $(fmt "$r" 2)x ($(fmt "$rp" 0) / $(fmt "$rx" 0)) | $(ms_cell "$pp" 1) / $(ms_cell "$px" 1) | $cpu | $vtext | $met |"
 	done
 } >"$vs"
 
