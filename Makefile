@@ -120,21 +120,14 @@ install:
 	fi
 	@$(MAKE) --no-print-directory -s $(NODE_MODULES)
 
-# The API's description (openapi/): the OpenAPI document, built by Node from the route tables
-# of cgi-bin/ and openapi/api.mjs, and its page (Swagger UI). The renderer, the validators
-# and the headless browser's driver are the npm packages pinned by openapi/package-lock.json,
-# installed by `make install` into openapi/node_modules (not in git); their install scripts
-# are not run.
-$(NODE_MODULES): openapi/package.json openapi/package-lock.json
-	@echo "installing: the npm packages of openapi/package-lock.json"
-	cd openapi && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-	@touch $@
-
-# make bench's reference service (bench/express/server.js): its npm packages, pinned by
-# bench/express/package-lock.json, installed when a benchmark first needs them
-$(BENCH_NODE_MODULES): bench/express/package.json bench/express/package-lock.json
-	@echo "installing: the npm packages of bench/express/package-lock.json"
-	cd bench/express && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+# The npm packages of a folder with a package-lock.json, into its node_modules (not in git);
+# their install scripts are not run. openapi/'s, by `make install`: the API's description
+# (the OpenAPI document, built by Node from the route tables of cgi-bin/ and openapi/api.mjs,
+# and its page, Swagger UI) needs the renderer, the validators and the headless browser's
+# driver. bench/express/'s, by `make bench`: its reference service (bench/express/server.js).
+%/node_modules/.package-lock.json: %/package.json %/package-lock.json
+	@echo "installing: the npm packages of $*/package-lock.json"
+	cd $* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
 $(OPENAPI_DOC): $(wildcard openapi/*.mjs openapi/*.md openapi/*.json) openapi/docs.html \

@@ -44,6 +44,8 @@ audience=${JWT_AUDIENCE:-courts-api}
 CASES="trivial health slots slots_many owner search_small search_city open_city create create_kept join create_checks join_checks"
 # what the reference service serves (bench/express/server.js); its other cases are not run
 EXPRESS_CASES="trivial health slots slots_many owner search_small search_city"
+# served MODE CASE: whether the mode has the case
+served() { [ "$1" != express ] || [[ " $EXPRESS_CASES " == *" $2 "* ]]; }
 cases=${BENCH_CASES:-$CASES}
 city_venues=${BENCH_CITY_VENUES:-10000}
 city_players=$((city_venues * 20))
@@ -147,10 +149,10 @@ pid_stop() {	# pidfile: TERM, wait up to 15 s, then KILL
 # service Apaches, on their ports: one process on CITY and one on SMALL, with the keys, issuer
 # and audience of the service; stopped by their PIDs
 express_start() {
-	local db port pidf deadline
-	for db in courts courts_small; do
-		port=$city_port pidf=$work/express-city.pid
-		[ "$db" = courts ] || port=$small_port pidf=$work/express-small.pid
+	local db port pidf deadline spec
+	for spec in "courts $city_port city" "courts_small $small_port small"; do
+		read -r db port pidf <<<"$spec"
+		pidf=$work/express-$pidf.pid
 		PORT=$port PGHOST=$state/pgsock PGPORT=5432 PGDATABASE=$db PGUSER=courts \
 			JWT_PUBLIC_KEY_FILE=$state/keys/jwt_public.pem JWT_ISSUER=$issuer \
 			JWT_AUDIENCE=$audience node "$bench/express/server.js" >>"$work/express.log" 2>&1 &
@@ -202,7 +204,7 @@ fi
 mkdir -p "$work"
 chmod 755 "$work"
 stop_all	# leftovers of an interrupted earlier run, by their pid files
-rm -rf "$state" "$tstate" "$work/wrk"
+rm -rf "$state" "$tstate" "$work/wrk" "$work"/probe-*.json
 mkdir -p "$work/wrk" "$tstate/run" "$tstate/logs" "$tstate/htdocs" "$tstate/cgi"
 chmod 755 "$tstate" "$tstate/cgi" "$tstate/htdocs"
 trap cleanup EXIT
@@ -448,7 +450,8 @@ finish_run() {
 # The first answer of a case decides whether it is measured: a program that is not built or
 # a route the program does not have (the catch-all 404) is "n/a (endpoint missing)".
 probe() {
-	local c=$1 tok code body=$work/probe-$1.json
+	# the answer is kept per mode: the report compares pool's with the reference service's
+	local c=$1 tok code body=$work/probe-$mode-$1.json
 	local args=(-s -o "$body" -w '%{http_code}' --max-time 30)
 	if [ -n "${prog[$c]:-}" ] && [ ! -x "$build/cgi-bin/${prog[$c]}" ]; then
 		status[$c]="n/a (endpoint missing: ${prog[$c]} not built)"
@@ -482,8 +485,6 @@ probe() {
 	local spent="SELECT COALESCE(max(refreshed_at)::text, '-') FROM write_budgets" before
 	before=$(asql -c "$spent")
 	code=$(curl "${args[@]}" "$url") || code=000
-	# each mode's answer, for the comparison with the reference service
-	cp "$body" "$work/probe-$mode-$c.json" 2>/dev/null || true
 	undo_writes "$c"
 	local budget=kept
 	[ "$(asql -c "$spent")" = "$before" ] || budget=spent
@@ -617,14 +618,15 @@ one_client() {
 
 # apache_mode MODE: (re)starts the three service Apaches in a mode, keeping the database: CITY
 # and SMALL with the fair-use checks off, and CITY with them on (the *_checks cases). Mode
-# cgi-pgbouncer is plain CGI with a pgbouncer of each Apache's own (PGBOUNCER=1).
+# cgi-pgbouncer is plain CGI with a pgbouncer of each Apache's own (PGBOUNCER=1); mode express
+# is the reference service in their place.
 apache_mode() {
 	local mode=$1 stack=$root/scripts/stack.sh pgb=()
 	express_stop
+	"$stack" stop-apache "$state"
+	"$stack" stop-apache "$state/small"
+	"$stack" stop-apache "$state/checks"
 	if [ "$mode" = express ]; then
-		"$stack" stop-apache "$state"
-		"$stack" stop-apache "$state/small"
-		"$stack" stop-apache "$state/checks"
 		express_start
 		return
 	fi
@@ -632,9 +634,6 @@ apache_mode() {
 		mode=cgi
 		pgb=(PGBOUNCER=1)
 	fi
-	"$stack" stop-apache "$state"
-	"$stack" stop-apache "$state/small"
-	"$stack" stop-apache "$state/checks"
 	(
 		set -a
 		# shellcheck disable=SC1091
@@ -667,11 +666,11 @@ runs=$work/runs.tsv
 : >"$runs"
 declare -A mode_status one
 for mode in $modes; do
-	log "mode $mode: (re)starting the service Apaches (express: the reference service in their place)"
+	log "mode $mode: (re)starting the service Apaches"
 	apache_mode "$mode"
 	for c in $cases; do
 		[ "$c" = trivial ] && { status[$c]=ok; continue; }
-		if [ "$mode" = express ] && [[ " $EXPRESS_CASES " != *" $c "* ]]; then
+		if ! served "$mode" "$c"; then
 			status[$c]="n/a (not served by the reference service)"
 			mode_status[$mode.$c]=${status[$c]}
 			continue
@@ -890,9 +889,6 @@ pair_med() {
 			else if (y[r] > 0) print x[r] / y[r]
 	}' "$runs" | median
 }
-
-# served MODE CASE: whether the mode has the case (the reference service has only some)
-served() { [ "$1" != express ] || [[ " $EXPRESS_CASES " == *" $2 "* ]]; }
 
 # target_of MODE CASE -> "ratio_min|p99_max|p50_max|text" (ratio_min: to the trivial CGI).
 # The fast mode is pool, the fixed FastCGI pools; fastcgi keeps only the writes' every
