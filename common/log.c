@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #include "req.h"
 
@@ -42,7 +43,7 @@ log_msg(const struct req *r, const char *level, const char *fmt, ...)
 			out[o++] = (char)c;
 	}
 	out[o] = '\0';
-	fprintf(stderr, "%s req=%s %s: %s\n", program_name,
+	fprintf(stderr, "%s[%ld] req=%s %s: %s\n", program_name, (long)getpid(),
 	    r != NULL && r->id != NULL ? r->id : "-", level, out);
 	fflush(stderr);
 }

@@ -4,7 +4,8 @@
 
 struct req;
 
-/* Writes "<program> req=<id> <level>: <message>" with control characters escaped.
+/* Writes "<program>[<pid>] req=<id> <level>: <message>" with control characters escaped
+ * (the process id tells a pool's workers apart).
  * r may be NULL outside a request. Never pass tokens or whole bodies. */
 void log_msg(const struct req *r, const char *level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -340,7 +340,7 @@ expect_request_id() {
 
 @test "a 500 shows the request id and nothing internal; the cause is in the log" {
 	expect_autovacuum_yield
-	expect_log apache 'public req=[0-9a-f]+ error: query failed 42P01: (ERROR:  )?relation "venues" does not exist'
+	expect_log apache 'public\[[0-9]+\] req=[0-9a-f]+ error: query failed 42P01: (ERROR:  )?relation "venues" does not exist'
 	expect_log postgres 'ERROR:  relation "venues" does not exist'
 	sql "ALTER TABLE venues RENAME TO venues_hidden"
 	req GET /api/venues

@@ -101,7 +101,7 @@ expect_apache_problem() {
 
 @test "500: a failing statement shows problem+json" {
 	expect_autovacuum_yield
-	expect_log apache 'public req=[0-9a-f]+ error: query failed 42P01: (ERROR:  )?relation "venues" does not exist'
+	expect_log apache 'public\[[0-9]+\] req=[0-9a-f]+ error: query failed 42P01: (ERROR:  )?relation "venues" does not exist'
 	expect_log postgres 'relation "venues" does not exist'
 	sql "ALTER TABLE venues RENAME TO venues_hidden"
 	req GET /api/venues

@@ -16,7 +16,7 @@ unexpected() {
 	if [ "$kind" = apache ]; then
 		bad='^\[[^]]*\] \[[a-z_0-9]+:(error|crit|alert|emerg)\]|AH01630|AddressSanitizer|LeakSanitizer'
 		bad+='|runtime error:|Segmentation fault|exit signal|gave no answer'
-		bad+='|end of script output before headers|^[a-z]+ req=[^ ]+ (error|fatal):'
+		bad+='|end of script output before headers|^[a-z-]+\[[0-9]+\] req=[^ ]+ (error|fatal):'
 	else
 		bad='(ERROR|FATAL|PANIC):|terminated by signal|server process .* was terminated'
 	fi
