@@ -109,3 +109,38 @@ losers_all_slot_taken() {
 	# the old organizer is told exactly once
 	[ "$(sql "SELECT recipient_id || ' ' || type FROM notifications")" = "$old_org PAYMENT_EXPIRED" ]
 }
+
+# Two inserters of one court's day used to meet in the exclusion constraint's check: each
+# inserts its row, then scans for a conflict, and when both insert before either scans, each
+# waits for the other; PostgreSQL's deadlock detector ended one of them a second later, and
+# its request got 409 CONCURRENT_UPDATE instead of SLOT_TAKEN. It happened most when a hold
+# in flight was rolled back and the holds waiting for it scanned again at once (38 rounds of
+# 40 lost so here before sql/0045_hold_queue.sql). Eight sessions race for one slot, each
+# holding it for a moment and letting it go: every hold is made, one after another, and no
+# session is ever ended by the deadlock detector.
+@test "sessions racing for one slot, each letting it go: every hold made in turn, never a deadlock" {
+	local rounds=${RACE_ROUNDS:-100} deadlocks
+	# the holds made, counted by a sequence (a rollback keeps its steps)
+	sql "CREATE SEQUENCE race_held" >/dev/null
+	# each session a player of its own (one player's holds queue on its account)
+	cat >"$BATS_TEST_TMPDIR/race.sql" <<-SQL
+		BEGIN;
+		SELECT match_hold('$COURT', (SELECT id FROM users ORDER BY id OFFSET :client_id LIMIT 1),
+		                  '$DAY', '18:30', 90, 'TWO_VS_TWO', 'INTERMEDIATE', NULL, 40.42, -3.70,
+		                  10, 600);
+		SELECT pg_sleep(0.001), nextval('race_held');
+		ROLLBACK;
+	SQL
+	deadlocks=$(sql "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")
+	run pgbench -n -c 8 -j 2 -t "$rounds" --max-tries=1 --failures-detailed \
+		-f "$BATS_TEST_TMPDIR/race.sql" "$PSQL_ADMIN"
+	held=$(sql "SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM race_held")
+	sql "DROP SEQUENCE race_held"
+	echo "$output" | grep -E '^number of|aborted|ERROR' >&2 || true
+	[ "$status" = 0 ]
+	grep -q "^number of transactions actually processed: $((8 * rounds))/$((8 * rounds))\$" <<<"$output"
+	grep -q '^number of failed transactions: 0 ' <<<"$output"
+	[ "$held" = $((8 * rounds)) ]
+	[ "$(sql "SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()")" = "$deadlocks" ]
+	[ "$(sql "SELECT count(*) FROM match_requests")" = 0 ]
+}
