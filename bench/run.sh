@@ -149,10 +149,10 @@ pid_stop() {	# pidfile: TERM, wait up to 15 s, then KILL
 # service Apaches, on their ports: one process on CITY and one on SMALL, with the keys, issuer
 # and audience of the service; stopped by their PIDs
 express_start() {
-	local db port pidf deadline spec
+	local db port name pidf deadline spec
 	for spec in "courts $city_port city" "courts_small $small_port small"; do
-		read -r db port pidf <<<"$spec"
-		pidf=$work/express-$pidf.pid
+		read -r db port name <<<"$spec"
+		pidf=$work/express-$name.pid
 		PORT=$port PGHOST=$state/pgsock PGPORT=5432 PGDATABASE=$db PGUSER=courts \
 			JWT_PUBLIC_KEY_FILE=$state/keys/jwt_public.pem JWT_ISSUER=$issuer \
 			JWT_AUDIENCE=$audience node "$bench/express/server.js" >>"$work/express.log" 2>&1 &

@@ -225,7 +225,7 @@ key_line_pids() {
 	publish "$JWK_A"
 	JWKS_URL=$(extra_apache jwks-broken JWT_JWKS_FILE="$JWKS_DIR/keys.json" 3>&-)
 	JWKS_LOG="$COURTS_STATE/extra-jwks-broken/apache/logs/error.log"
-	local ta tb before after twice
+	local ta tb before after pids twice
 	ta=$(tok a -K a)
 	tb=$(tok b -K b)
 	[ "$(statuses 8 "$ta")" = "200 200 200 200 200 200 200 200 " ]
@@ -253,8 +253,9 @@ key_line_pids() {
 		[ "$(statuses 8 "$ta")" = "200 200 200 200 200 200 200 200 " ]
 		[ "$(key_lines 'is not a JSON object')" -le 16 ]
 		# (each line names its process)
-		[ "$(key_line_pids 'is not a JSON object' | wc -l)" = "$(key_lines 'is not a JSON object')" ]
-		twice=$(key_line_pids 'is not a JSON object' | sort | uniq -d)
+		pids=$(key_line_pids 'is not a JSON object')
+		[ "$(grep -c . <<<"$pids")" = "$(key_lines 'is not a JSON object')" ]
+		twice=$(sort <<<"$pids" | uniq -d)
 		[ -z "$twice" ] || { echo "logged more than once by process $twice" >&2; return 1; }
 		# a set that parses but holds no key a token may be checked with is broken too
 		publish "$JWK_ENC" "$JWK_WEAK"
