@@ -28,8 +28,8 @@ SELECT setseed(0.4242);
 -- settings that make the load itself faster; they end with the transaction. With
 -- session_replication_role = replica no trigger fires: no foreign-key checks (every id is
 -- derived from the same numbers), no match_players counter trigger (the rows carry their
--- team counters, checked at the end) and no players cell trigger (the cells are filled at
--- the end).
+-- team counters, checked at the end), no players cell trigger (the cells are filled at
+-- the end) and no trigger of a match's place (the requests carry their venue's).
 SET LOCAL synchronous_commit = off;
 SET LOCAL work_mem = '64MB';
 SET LOCAL session_replication_role = replica;
@@ -108,7 +108,7 @@ INSERT INTO match_requests (id, resource_id, organizer_id, booking_date, start_t
                             starts_at, ends_at, format, skill_level, status, team_size,
                             team_a_count, team_b_count, court_price, price_per_player, currency,
                             search_latitude, search_longitude, search_radius_km, expires_at,
-                            created_at, updated_at)
+                            created_at, updated_at, venue_latitude, venue_longitude)
 SELECT md5('bench-request-' || b.n)::uuid, md5('bench-resource-' || b.c)::uuid,
        md5('bench-player-' || b.p1)::uuid, b.booking_date, b.start_time, b.end_time,
        (b.booking_date + b.start_time) AT TIME ZONE 'Europe/Madrid',
@@ -116,7 +116,8 @@ SELECT md5('bench-request-' || b.n)::uuid, md5('bench-resource-' || b.c)::uuid,
        'TWO_VS_TWO', pl.skill_level, CASE WHEN b.matched THEN 'MATCHED' ELSE 'OPEN' END, 2,
        CASE WHEN b.matched THEN 2 ELSE 1 END, CASE WHEN b.matched THEN 2 ELSE 0 END,
        b.court_price, trunc(b.court_price / 4, 2), 'EUR', v.latitude, v.longitude, 10,
-       now() - interval '45 minutes', now() - interval '1 hour', now() - interval '50 minutes'
+       now() - interval '45 minutes', now() - interval '1 hour', now() - interval '50 minutes',
+       v.latitude, v.longitude
   FROM bench_req b
   JOIN players pl ON pl.user_id = md5('bench-player-' || b.p1)::uuid
   JOIN venues v ON v.id = md5('bench-venue-' || ((b.c - 1) / 4 + 1))::uuid;

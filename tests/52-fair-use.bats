@@ -85,19 +85,20 @@ rules() {
 	# shows the nested statements), goes by the player's index and reads only their hold.
 	# Each in one transaction, rolled back.
 	# holds FROM TO: matches g = FROM..TO of other players on $COURT, a date each: the first
-	# 500 past (cancelled), the next 20 live for a minute, the rest for ten
+	# 500 past (cancelled), the next 20 live for a minute, the rest for ten; with their
+	# venue's place, which the trigger turned off here would set
 	holds() {
 		echo "INSERT INTO match_requests (resource_id, organizer_id, booking_date, start_time,
 		          end_time, starts_at, ends_at, format, skill_level, status, team_size,
 		          court_price, price_per_player, currency, search_latitude, search_longitude,
-		          search_radius_km, expires_at, cancel_reason)
+		          search_radius_km, expires_at, cancel_reason, venue_latitude, venue_longitude)
 		      SELECT '$COURT', gen_random_uuid(), current_date + 400 + g, '10:00', '11:30',
 		             now(), now() + interval '90 minutes', 'TWO_VS_TWO', 'INTERMEDIATE',
 		             CASE WHEN g <= 500 THEN 'CANCELLED' ELSE 'PENDING_PAYMENT' END, 2, 20.00,
 		             5.00, 'EUR', 40.42, -3.70, 5,
 		             now() + CASE WHEN g <= 520 THEN interval '1 minute' ELSE interval '10 minutes' END,
-		             CASE WHEN g <= 500 THEN 'ORGANIZER' END
-		        FROM generate_series($1, $2) g;"
+		             CASE WHEN g <= 500 THEN 'ORGANIZER' END, v.latitude, v.longitude
+		        FROM generate_series($1, $2) g, venues v WHERE v.id = '$VENUE';"
 	}
 	for analyzed in 520 500; do
 		plans=$(sql "BEGIN; SET LOCAL session_replication_role = replica;

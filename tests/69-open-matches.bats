@@ -171,6 +171,32 @@ day_pages() {
 	echo "$got"
 }
 
+# feed_sql DAY LIMIT NEAR_MAX: DAY's feed as me from match_open_feed with p_near_max
+# NEAR_MAX, page after page of LIMIT in one transaction; prints its items ([doc, key] each)
+# as one JSON array
+feed_sql() {
+	sql "CREATE FUNCTION pg_temp.walk() RETURNS json LANGUAGE plpgsql AS \$\$
+	     DECLARE
+	         k json;
+	         r record;
+	         items json[] := '{}';
+	         n integer;
+	     BEGIN
+	         LOOP
+	             n := 0;
+	             FOR r IN SELECT * FROM match_open_feed('$ME', 40.42, -3.70, 10, '$1', NULL, NULL,
+	                                                    NULL, $2, k, now(), $3) LOOP
+	                 items := items || json_build_array(r.doc, r.key);
+	                 k := r.key;
+	                 n := n + 1;
+	             END LOOP;
+	             EXIT WHEN n < $2;
+	         END LOOP;
+	         RETURN array_to_json(items);
+	     END \$\$;
+	     SELECT pg_temp.walk()"
+}
+
 @test "a day's feed merges the caller's level and the friendly matches in start order, across pages" {
 	# (sql/0043_feed_by_level.sql: the two are read apart and merged) two of them at one
 	# instant at one venue, ordered by id; a competitive match of another level left out
@@ -193,6 +219,43 @@ day_pages() {
 	               AND (NOT competitive OR skill_level = 'INTERMEDIATE')")" = 2 ]
 	for limit in 1 2 20; do
 		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
+	done
+	# (sql/0046_feed_near_first.sql) the day's near matches, read by place and sorted, or
+	# when more than p_near_max are near (0 here) the day in start order: the same pages,
+	# every field of every item
+	for limit in 1 2 20; do
+		near=$(feed_sql "$day" "$limit" 300)
+		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
+		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
+	done
+}
+
+@test "a match is where its venue is: a venue that moves, or a court given to another, moves its matches in the feed" {
+	m=$(open_on "$COURT" '2 days')
+	day=$(sql "SELECT booking_date FROM match_requests WHERE id = '$m'")
+	[ "$(sql "SELECT venue_latitude || ' ' || venue_longitude FROM match_requests WHERE id = '$m'")" = "40.4168 -3.7038" ]
+	# the owner moves the club 30 km north
+	req PUT "/api/owner/venues/$VENUE" -t "$(token owner1 OWNER)" \
+		-d '{"name": "Club Central", "street": "Calle Mayor 1", "city": "Madrid", "country": "Spain",
+		     "latitude": 40.69, "longitude": -3.7038}'
+	expect 200
+	[ "$(sql "SELECT venue_latitude || ' ' || venue_longitude FROM match_requests WHERE id = '$m'")" = "40.69 -3.7038" ]
+	for q in '' "date=$day"; do
+		feed "$q"
+		[ "$(jqr length)" = 0 ]
+		feed "radiusKm=100${q:+&$q}"
+		[ "$(jqr -c '[.[].id]')" = "[\"$m\"]" ]
+		km=$(sql "SELECT earth_distance(ll_to_earth(40.42, -3.70), ll_to_earth(40.69, -3.7038)) / 1000")
+		[ "$(jqr --argjson km "$km" '.[0].distanceKm - $km | fabs < 0.001')" = true ]
+	done
+	# a court given to another venue, where the caller is (no route does it; the schema keeps
+	# a match with its court's venue whoever does)
+	here=$(fixture_venue owner1 ACTIVE 40.42 -3.70)
+	sql "UPDATE resources SET venue_id = '$here' WHERE id = '$COURT'" >/dev/null
+	[ "$(sql "SELECT venue_latitude || ' ' || venue_longitude FROM match_requests WHERE id = '$m'")" = "40.42 -3.7" ]
+	for q in '' "date=$day"; do
+		feed "$q"
+		[ "$(jqr -c '[.[] | [.id, .distanceKm == 0]]')" = "[[\"$m\",true]]" ]
 	done
 }
 
