@@ -167,8 +167,8 @@ DECLARE
     mine refcursor;             -- the day's near matches in the page's order; or a day's
                                 -- competitive matches of the caller's level in start order;
                                 -- or without a date every open match in start order
-    friendly refcursor;         -- a day's friendly matches in start order (after mine's
-                                -- second kind)
+    friendly refcursor;         -- a day's friendly matches in start order, when the day
+                                -- is read in start order
     a record;
     b record;
     have_a boolean;

@@ -204,8 +204,16 @@ feed_sql() {
 		"4 days 1 hour|skill_level = 'ADVANCED'" "4 days 90 minutes|" \
 		"4 days 2 hours|competitive = false" "4 days 2 hours|" \
 		"4 days 150 minutes|competitive = false, skill_level = 'BEGINNER'"; do
-		id=$(open_on "$(fixture_court "$VENUE" 90)" "${spec%%|*}" "${spec#*|}")
-		[ "${spec%%|*}" != '4 days 2 hours' ] || tie=$id
+		if [ "${spec%%|*}" = '4 days 2 hours' ] && [ -n "${tie:-}" ]; then
+			# the second of the two at the very instant of the first: made by its own
+			# offset from now(), it started a minute later when a minute ended between the two
+			id=$(COURT=$(fixture_court "$VENUE" 90) sql_match_beside "$tie" "$ORG" PENDING_PAYMENT)
+			[ -z "${spec#*|}" ] || sql "UPDATE match_requests SET ${spec#*|} WHERE id = '$id'" >/dev/null
+			sql "UPDATE match_requests SET status = 'OPEN' WHERE id = '$id'" >/dev/null
+		else
+			id=$(open_on "$(fixture_court "$VENUE" 90)" "${spec%%|*}" "${spec#*|}")
+			[ "${spec%%|*}" != '4 days 2 hours' ] || tie=$id
+		fi
 	done
 	day=$(sql "SELECT booking_date FROM match_requests WHERE id = '$tie'")
 	want=$(sql "SELECT json_agg(id ORDER BY starts_at, id) FROM match_requests
