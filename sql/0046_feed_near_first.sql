@@ -163,7 +163,7 @@ DECLARE
     v_after_km numeric := (p_after->>1)::numeric;
     v_after_id uuid := (p_after->>2)::uuid;
     v_centre public.earth := earth_point(p_lat, p_lng);
-    v_box public.cube := earth_box(earth_point(p_lat, p_lng), p_radius_km * 1000);
+    v_box public.cube := earth_box(v_centre, p_radius_km * 1000);
     mine refcursor;             -- the day's near matches in the page's order; or a day's
                                 -- competitive matches of the caller's level in start order;
                                 -- or without a date every open match in start order

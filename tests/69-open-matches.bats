@@ -22,11 +22,14 @@ feed() {
 # with TERMS_SQL (say "visibility = 'PRIVATE'") set while it awaited payment, as the API
 # sets them (they are fixed once paid); prints its id.
 open_on() {
-	local id
-	id=$(COURT=$1 sql_match "$ORG" PENDING_PAYMENT "$2")
-	[ -z "${3:-}" ] || sql "UPDATE match_requests SET $3 WHERE id = '$id'" >/dev/null
-	sql "UPDATE match_requests SET status = 'OPEN' WHERE id = '$id'" >/dev/null
-	echo "$id"
+	open_held "$(COURT=$1 sql_match "$ORG" PENDING_PAYMENT "$2")" "${3:-}"
+}
+
+# open_held ID [TERMS_SQL]: the held match ID with TERMS_SQL set, then paid (OPEN); prints ID.
+open_held() {
+	[ -z "${2:-}" ] || sql "UPDATE match_requests SET $2 WHERE id = '$1'" >/dev/null
+	sql "UPDATE match_requests SET status = 'OPEN' WHERE id = '$1'" >/dev/null
+	echo "$1"
 }
 
 # body_of DATE START: a create body for $COURT on DATE at START.
@@ -207,9 +210,8 @@ feed_sql() {
 		if [ "${spec%%|*}" = '4 days 2 hours' ] && [ -n "${tie:-}" ]; then
 			# the second of the two at the very instant of the first: made by its own
 			# offset from now(), it started a minute later when a minute ended between the two
-			id=$(COURT=$(fixture_court "$VENUE" 90) sql_match_beside "$tie" "$ORG" PENDING_PAYMENT)
-			[ -z "${spec#*|}" ] || sql "UPDATE match_requests SET ${spec#*|} WHERE id = '$id'" >/dev/null
-			sql "UPDATE match_requests SET status = 'OPEN' WHERE id = '$id'" >/dev/null
+			open_held "$(COURT=$(fixture_court "$VENUE" 90) sql_match_beside "$tie" "$ORG" PENDING_PAYMENT)" \
+				"${spec#*|}" >/dev/null
 		else
 			id=$(open_on "$(fixture_court "$VENUE" 90)" "${spec%%|*}" "${spec#*|}")
 			[ "${spec%%|*}" != '4 days 2 hours' ] || tie=$id
