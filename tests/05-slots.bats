@@ -207,6 +207,30 @@ hold() {
 	[ "$(availability "$court" $MON)" = ttttttttt ]
 }
 
+@test "requests of the days before and after hold none of the day's slots, even at midnight" {
+	venue=$(fixture_venue owner1)
+	court=$(fixture_court "$venue" 60)
+	sql "UPDATE resource_schedules SET opening_time = '00:00', closing_time = '24:00'
+	      WHERE resource_id = '$court'"
+	free=tttttttttttttttttttttttt
+	[ "$(availability "$court" $MON)" = $free ]
+	# Sunday's request ending at 24:00 and Tuesday's starting at 00:00 touch Monday at its
+	# two ends, and hold their own days' slots only
+	hold "$court" 2030-06-02 23:00 24:00 MATCHED
+	hold "$court" 2030-06-04 00:00 01:00 PENDING_PAYMENT
+	[ "$(availability "$court" $MON)" = $free ]
+	[ "$(availability "$court" 2030-06-02)" = ${free%t}f ]
+	[ "$(availability "$court" 2030-06-04)" = f${free#t} ]
+	# Monday's own requests at its two ends hold its first and last slots, the payment hold
+	# until its expiry
+	hold "$court" $MON 00:00 00:30 PENDING_PAYMENT "2030-06-01 00:10:00+00"
+	hold "$court" $MON 23:30 24:00 CONFIRMED
+	[ "$(availability "$court" $MON)" = "f${free:2}f" ]
+	[ "$(sql "SELECT start_time, held_until FROM court_day_slots('$court', '$MON')
+	           WHERE held_until IS NOT NULL")" = "00:00:00|2030-06-01 00:10:00+00" ]
+	[ "$(availability "$court" $MON "2030-06-01 00:10:00+00")" = "${free:1}f" ]
+}
+
 @test "a court that is not ACTIVE has every slot unavailable" {
 	venue=$(fixture_venue owner1)
 	for st in PENDING_APPROVAL SUSPENDED REJECTED; do
