@@ -25,13 +25,16 @@
 -- The function is still one SELECT, which the planner inlines where it is called (the
 -- expressions are planned with the calling statement; tests/06-schema.bats checks it).
 --
--- Measured on the bench's CITY data (40,000 courts, 200,000 requests), warm sessions:
+-- Measured on the bench's CITY data (40,000 courts, 200,000 requests), warm sessions, the two
+-- definitions alternated on one database:
 --   - buffers read by one slots answer (slot_answer, a day of 14 slots): 128 before, 40 now;
---   - slot_answer, one client, prepared, another court each call: 0.38-0.54 ms a call
---     before, 0.35-0.40 ms now, alternating the two definitions twice;
+--   - slot_answer, another court each call, prepared, two clients: 3,918-4,603 calls a second
+--     before, 4,911-5,957 now (three rounds each); one client: 0.38-0.54 ms a call before,
+--     0.35-0.40 ms now;
 --   - 4,000 court days in one statement: 259-287 ms before, 160-202 ms now;
---   - court_day_changed on a kept date (the rewrite of kept slots every booking, payment,
---     cancellation or lapse there pays), 1,000 court days: 268-288 ms before, 237-240 ms now.
+--   - court_day_changed on a kept date, one transaction a court day (what a booking there
+--     pays): 1.02-1.65 ms either way; the rewrite of the kept row, not the reading, is its
+--     cost.
 -- The same rows, column for column, as the definition of 0027 for 130,000 court days: every
 -- fourth court over eight days around today with venue holidays and HOLIDAY rules added, and
 -- over five days with requests added off the slot grid, across midnight at both ends of the
