@@ -7,7 +7,7 @@
 -- date that is not kept. For each slot of the day it made two index probes: the court's price
 -- rules for the rule covering the slot (a btree descent), and the court's live requests
 -- overlapping the slot (a GiST descent of the no-double-booking constraint). A day of 14
--- slots of 60 minutes made 28; a day of 30-minute slots, 60.
+-- slots of 60 minutes made 28; a day of 28 half-hour slots, 56.
 --
 -- Both now are read once for the court and day, as two MATERIALIZED common table
 -- expressions, and each slot picks from those few rows in memory, by the same conditions:
@@ -18,7 +18,7 @@
 --     CITY courts, as many as the btree; 0027's 50 pages were an index-only scan of that
 --     index for "SELECT 1", which nothing here asks for any more.
 --   - held: the court's requests that are not CANCELLED and overlap the local day
---     [p_date 00:00, p_date + 1 00:00), one probe of the same GiST index. A slot of the day
+--     [p_date 00:00, p_date + 1 00:00), one probe of the no-double-booking index. A slot of the day
 --     lies within that range (a closing time of 24:00 ends the last slot at its end, which
 --     the range excludes as the slot does), so every request overlapping a slot is among
 --     them; a slot is taken, or held until the latest expiry, by the ones that overlap it.
