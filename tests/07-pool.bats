@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The FastCGI pool supervisor (common/pool.c), run directly on a socket of the test's own
-# (no Apache involved): dead workers are replaced at once; only a worker that keeps dying
-# right after its start is held back, with a growing delay; a stop takes moments.
+# (no Apache involved): dead workers are replaced at once; a connection wakes one idle worker,
+# not all of them; only a worker that keeps dying right after its start is held back, with a
+# growing delay; a stop takes moments.
 # The systemd units shipped for the pools (apache/systemd/, rendered by `make build`) are
 # checked with systemd-analyze and their service is run the way systemd would run it.
 # Any mode.
@@ -62,6 +63,28 @@ fcgi_info() {
 	[ "$elapsed" -lt 2000 ] || { echo "took $elapsed ms" >&2; return 1; }
 	fcgi_info | grep -q '"name":"courts"'
 	[ "$(grep -c 'ended (status 9); restarting' "$LOG")" = 4 ]
+}
+
+# voluntary_switches PID: how often the process has gone to sleep so far
+voluntary_switches() {
+	awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$1/status"
+}
+
+@test "a connection wakes one idle worker, not all of them" {
+	pool_up 4
+	fcgi_info | grep -q '"name":"courts"'
+	local workers w before=() after=() i deltas
+	workers=$(pgrep -P "$SUP")
+	for w in $workers; do before+=("$(voluntary_switches "$w")"); done
+	for i in $(seq 40); do
+		fcgi_info | grep -q '"name":"courts"'
+	done
+	for w in $workers; do after+=("$(voluntary_switches "$w")"); done
+	deltas=$(for i in "${!before[@]}"; do echo $((after[i] - before[i])); done | sort -n)
+	# every idle worker woke for every connection when they waited with select: 40 and more
+	# each; now the three that served least, together, woke for fewer than half of them
+	[ "$(head -n 3 <<<"$deltas" | awk '{ n += $1 } END { print n }')" -lt 20 ] ||
+		{ echo "sleeps per worker over 40 requests:" $deltas >&2; return 1; }
 }
 
 @test "a worker that keeps dying right after its start is restarted with a growing delay" {
