@@ -394,16 +394,16 @@ serve_epoll(int listen_fd)
  * that data still arriving cannot make the kernel reset the connection under the answer. The
  * worker thus waits for Apache to read the answer before it takes the next request: a sleep
  * and a wake-up, and three system calls, a request. Once the request has been read to its
- * end (the web server marks it, even for a request without a body), nothing more can arrive:
- * the connection is simply closed then ("detached" makes libfcgi skip the graceful part).
- * A request whose body was left unread, an early refusal, still ends the graceful way.
+ * end (the web server ends every request's input with an empty record, a request without a
+ * body too), nothing more can arrive: the connection is simply closed then ("detached" makes
+ * libfcgi skip the graceful part). A request whose body was left unread, an early refusal,
+ * still ends the graceful way.
  */
 static void
 serve_close_early(FCGX_Request *fr)
 {
-	if (fr->in != NULL && FCGX_GetError(fr->in) == 0 &&
-	    (FCGX_HasSeenEOF(fr->in) == EOF || FCGX_GetChar(fr->in) == EOF))
-		fr->detached = 1;
+	fr->detached = fr->in != NULL && FCGX_GetError(fr->in) == 0 &&
+	    (FCGX_HasSeenEOF(fr->in) == EOF || FCGX_GetChar(fr->in) == EOF);
 }
 
 /*
