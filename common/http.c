@@ -367,9 +367,10 @@ serve_wait(int ep, const sigset_t *waiting)
 /*
  * The workers of a pool share one listening socket. Each waits on it through an epoll set of
  * its own with EPOLLEXCLUSIVE, so a connection wakes one idle worker, not all of them: with
- * select every idle worker woke, and all but one found the connection taken (1.2 wasted
- * wake-ups a request at 16 connections on 4 workers). One may still wake in vain now and
- * then; it waits again, as before.
+ * select every idle worker woke, and all but one found the connection taken (1.2 wake-ups in
+ * vain a request from four clients on four workers). The kernel wakes the first idle worker
+ * in its queue, so a lightly loaded pool serves from one worker, whose kept answers and
+ * prepared statements stay warm. One may still wake in vain now and then; it waits again.
  */
 static int
 serve_epoll(int listen_fd)
