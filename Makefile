@@ -62,7 +62,7 @@ CRON_BIN   := $(if $(wildcard cron/sweep.c),$(BUILD)/cron/sweep)
 JWKS_BIN   := $(BUILD)/cron/jwks-refresh
 DELIVER_BIN := $(BUILD)/cron/deliver
 TOOLS_BIN  := $(BUILD)/tools/mint-token
-APACHE_MOD := $(BUILD)/apache/mod_courts_body.so
+APACHE_MOD := $(BUILD)/apache/mod_courts_body.so $(BUILD)/apache/mod_courts_limits.so
 MODEL_SRC  := $(wildcard tests/lifecycle/*.c)
 MODEL_BIN  := $(if $(MODEL_SRC),$(BUILD)/tools/lifecycle-model)
 LIB        := $(BUILD)/libcommon.a
@@ -73,7 +73,7 @@ SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-p
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
-	bats jq curl openssl wrk procps iproute2 time apache2-dev libapache2-mod-qos clang \
+	bats jq curl openssl wrk procps iproute2 time apache2-dev clang \
 	libclang-rt-14-dev pgbouncer chromium systemd python3-icalendar
 # Node.js and npm build and check the API's description (openapi/): Debian's packages unless
 # the machine already has a node and an npm of its own (NodeSource's nodejs includes npm)
@@ -95,19 +95,9 @@ install:
 	if [ -n "$$missing" ]; then \
 		echo "installing:" $$missing; \
 		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-		rest=$$(echo "$$missing" | grep -vx libapache2-mod-qos || true); \
 		$$SUDO apt-get update -q && \
-		{ [ -z "$$rest" ] || $$SUDO env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -q --no-install-recommends $$rest; } && \
-		if echo "$$missing" | grep -qx libapache2-mod-qos; then \
-			$$SUDO env DEBIAN_FRONTEND=noninteractive \
-				apt-get install -y -q --no-install-recommends libapache2-mod-qos && \
-			if [ -e /etc/apache2/mods-enabled/qos.load ]; then \
-				echo "setup: mod_qos left disabled in the system's Apache (the project loads it" \
-				     "itself; Debian 12's build fails to load there without libpcre)"; \
-				$$SUDO a2dismod -q qos >/dev/null; \
-			fi; \
-		fi && \
+		$$SUDO env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -q --no-install-recommends $$missing && \
 		if echo "$$missing" | grep -qx pgbouncer && command -v systemctl >/dev/null && \
 			systemctl is-enabled -q pgbouncer 2>/dev/null; then \
 			echo "setup: the system's pgbouncer service left stopped and disabled (the project" \
@@ -163,8 +153,9 @@ $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN): $(BUILD)/cron/%: cron/$$(subst -,_,$$*).
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
-# an Apache module (FastCGI mode: 408 for a late body); Apache's headers from apache2-dev
-$(APACHE_MOD): apache/mod_courts_body.c
+# the Apache modules (per address limits; FastCGI mode: 408 for a late body); Apache's
+# headers from apache2-dev
+$(APACHE_MOD): $(BUILD)/apache/%.so: apache/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out -fsanitize=%,$(CFLAGS)) -fPIC -shared \
 		-I$(shell apxs -q INCLUDEDIR 2>/dev/null) $(shell apr-1-config --includes 2>/dev/null) \

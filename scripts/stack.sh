@@ -223,7 +223,7 @@ serve_prepare() {
 	rm -rf "$state/served"
 	mkdir -p "$state/served/build"
 	cp -R "$build/cgi-bin" "$state/served/build/"
-	# the pool mode's Apache module (httpd.conf loads it from the build directory)
+	# the Apache modules (httpd.conf loads them from the build directory)
 	[ ! -d "$build/apache" ] || cp -R "$build/apache" "$state/served/build/"
 	# the API's description and its page (courts.conf serves them from the build directory)
 	[ ! -d "$build/openapi" ] || cp -R "$build/openapi" "$state/served/build/"
@@ -326,15 +326,9 @@ apache_start() {
 	[ -n "${COURTS_TEST_STATUS:-}" ] && defines+=(-D COURTS_TEST_STATUS)
 	# per address limits (limits.conf); loopback is exempt unless ADDR_LIMIT_LOOPBACK is set
 	[ -n "${ADDR_CONCURRENT:-}" ] && defines+=(-C "Define COURTS_ADDR_CONCURRENT $ADDR_CONCURRENT")
-	[ -n "${ADDR_PER_MINUTE:-}" ] &&
-		defines+=(-C "Define COURTS_ADDR_REFUSE_AT $((ADDR_PER_MINUTE + 1))")
+	[ -n "${ADDR_PER_MINUTE:-}" ] && defines+=(-C "Define COURTS_ADDR_PER_MINUTE $ADDR_PER_MINUTE")
+	[ -n "${ADDR_ENTRIES:-}" ] && defines+=(-C "Define COURTS_ADDR_ENTRIES $ADDR_ENTRIES")
 	[ -n "${ADDR_LIMIT_LOOPBACK:-}" ] && defines+=(-D COURTS_ADDR_LIMIT_LOOPBACK)
-	# Debian 12's mod_qos needs the PCRE library it is not linked to (httpd.conf)
-	local pcre
-	for pcre in /usr/lib/*/libpcre.so.3 /lib/*/libpcre.so.3 ""; do
-		[ -e "$pcre" ] && break
-	done
-	[ -n "$pcre" ] && defines+=(-C "Define COURTS_PCRE \"$pcre\"")
 	# the master reads the configuration as the caller; the paths it hands on are quoted
 	local args=(-f "$root/apache/httpd.conf"
 		-C "Define COURTS_ROOT \"$srv_root\""

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
-# Per client address limits of the shipped Apache configuration (apache/limits.conf, mod_qos):
-# requests a minute and requests in progress at once per address; past either, 429
-# problem+json with Retry-After, other addresses unaffected. Loopback is exempt unless
+# Per client address limits of the shipped Apache configuration (apache/limits.conf, with the
+# project's module apache/mod_courts_limits.c): requests a minute and requests in progress at
+# once per address; past either, 429 problem+json with Retry-After, other addresses
+# unaffected; an address that finds no room in a full table is served. Loopback is exempt unless
 # ADDR_LIMIT_LOOPBACK is set, as here: every client of the suite is on 127.0.0.0/8, which lets
 # a test speak from several addresses: 127.0.0.1 (also the one the stack's start-up checks
 # come from), 127.0.0.2 and 127.0.0.3.
@@ -13,7 +14,9 @@ setup_file() {
 	BUSY=$(extra_apache addr-busy ADDR_LIMIT_LOOPBACK=1 ADDR_CONCURRENT=3)
 	# the same tight limits, loopback left exempt as `make run` and `make test` leave it
 	OPEN=$(extra_apache addr-open ADDR_PER_MINUTE=5 ADDR_CONCURRENT=1)
-	export RATE BUSY OPEN
+	# room for eight addresses only
+	FULL=$(extra_apache addr-full ADDR_LIMIT_LOOPBACK=1 ADDR_PER_MINUTE=1 ADDR_ENTRIES=8)
+	export RATE BUSY OPEN FULL
 }
 
 setup() {
@@ -88,12 +91,43 @@ from() {
 	[ "$(cat "$BATS_TEST_TMPDIR"/c* | sort -u)" = 200 ]
 }
 
-@test "the shipped configuration loads mod_qos with both limits and their defaults" {
-	grep -q '^ *QS_ClientEventRequestLimit \${COURTS_ADDR_CONCURRENT}' "$COURTS_ROOT/apache/limits.conf"
-	grep -q '^ *QS_ClientEventLimitCount \${COURTS_ADDR_REFUSE_AT} 60' "$COURTS_ROOT/apache/limits.conf"
-	grep -q 'Define COURTS_ADDR_CONCURRENT 20' "$COURTS_ROOT/apache/limits.conf"
-	grep -q 'Define COURTS_ADDR_REFUSE_AT 1201' "$COURTS_ROOT/apache/limits.conf"
-	# the suite's own server has the module loaded
+@test "an address that finds the table full is served without limits, and the error log says so once" {
+	local i refused=() served=()
+	expect_log apache 'courts_limits: no room for another address \(CourtsAddrEntries 8\): 127\.0\.0\.[0-9]+ served without limits'
+	# sixteen addresses, one request a minute each, in a table of eight places (one of them
+	# may be the stack's own start-up check from 127.0.0.1, within its minute)
+	for i in $(seq 10 25); do
+		from "127.0.0.$i" "$FULL" /actuator/health
+		expect 200 || { echo "127.0.0.$i" >&2; return 1; }
+		from "127.0.0.$i" "$FULL" /actuator/health
+		case $HTTP_STATUS in
+		429) expect_problem 429 RATE_LIMITED; refused+=("$i") ;;
+		200) served+=("$i") ;;
+		*) echo "127.0.0.$i: second request $HTTP_STATUS" >&2; return 1 ;;
+		esac
+	done
+	# the first seven or eight took the places and are held to their limit; those that found
+	# no room are served, again and again: refusing them would let whoever fills the table
+	# shut every newcomer out
+	[ "${#refused[@]}" -ge 7 ] && [ "${#refused[@]}" -le 8 ] ||
+		{ echo "refused: ${refused[*]}; served: ${served[*]}" >&2; return 1; }
+	[ "${refused[-1]}" -lt "${served[0]}" ] ||
+		{ echo "refused: ${refused[*]}; served: ${served[*]}" >&2; return 1; }
+	from "127.0.0.${served[0]}" "$FULL" /actuator/health
+	expect 200
+	# those that have places keep them and their counts
+	from "127.0.0.${refused[0]}" "$FULL" /actuator/health
+	expect_problem 429 RATE_LIMITED
+	[ "$(grep -c 'courts_limits: no room for another address' \
+		"$COURTS_STATE/extra-addr-full/apache/logs/error.log")" = 1 ]
+}
+
+@test "the shipped configuration loads the limits module with both limits and their defaults" {
+	grep -q '^ *CourtsAddrConcurrent \${COURTS_ADDR_CONCURRENT}$' "$COURTS_ROOT/apache/limits.conf"
+	grep -q '^ *CourtsAddrPerMinute \${COURTS_ADDR_PER_MINUTE}$' "$COURTS_ROOT/apache/limits.conf"
+	grep -q 'Define COURTS_ADDR_CONCURRENT 20$' "$COURTS_ROOT/apache/limits.conf"
+	grep -q 'Define COURTS_ADDR_PER_MINUTE 1200$' "$COURTS_ROOT/apache/limits.conf"
+	# the suite's own server has the module loaded, and takes its directives
 	run eval "apache2 $(cat "$COURTS_STATE/apache/args.q") -t -D DUMP_MODULES"
-	[[ $output == *qos_module* ]]
+	[[ $output == *courts_limits_module* ]]
 }
