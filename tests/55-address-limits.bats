@@ -2,10 +2,10 @@
 # Per client address limits of the shipped Apache configuration (apache/limits.conf, with the
 # project's module apache/mod_courts_limits.c): requests a minute and requests in progress at
 # once per address; past either, 429 problem+json with Retry-After, other addresses
-# unaffected; an address that finds no room in a full table is served. Loopback is exempt unless
-# ADDR_LIMIT_LOOPBACK is set, as here: every client of the suite is on 127.0.0.0/8, which lets
-# a test speak from several addresses: 127.0.0.1 (also the one the stack's start-up checks
-# come from), 127.0.0.2 and 127.0.0.3.
+# unaffected; an address that finds no room in a full table is served. Loopback is exempt
+# unless ADDR_LIMIT_LOOPBACK is set, as here: every client of the suite is on 127.0.0.0/8,
+# which lets a test speak from several addresses: 127.0.0.1 (also the one the stack's start-up
+# checks come from), 127.0.0.2 and 127.0.0.3 (and 127.0.0.10 to .25 for the full table).
 
 load test_helper
 
