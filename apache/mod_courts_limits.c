@@ -71,11 +71,11 @@ struct shared {
 	struct entry		table[];
 };
 
-static struct shared *shared;
-static struct entry *table;
+static struct shared *shared;	/* NULL: no limit is set */
 static uint64_t mask;
 static uint64_t key[2];
-static struct limits_conf conf = { 0, 0, 1, 65536 };
+static const struct limits_conf defaults = { 0, 0, 1, 65536 };
+static struct limits_conf conf;
 
 static const char *
 set_count(cmd_parms *cmd, void *dummy, const char *arg)
@@ -161,7 +161,7 @@ entry_find(uint64_t tag, uint32_t now)
 	for (i = 0; i < PROBES; i++) {
 		uint64_t seen = 0;
 
-		e = &table[(h + i) & mask];
+		e = &shared->table[(h + i) & mask];
 		if (atomic_load(&e->tag) == tag)
 			return e;
 		if (atomic_compare_exchange_strong(&e->tag, &seen, tag) || seen == tag)
@@ -173,7 +173,7 @@ entry_find(uint64_t tag, uint32_t now)
 	for (i = 0; i < PROBES; i++) {
 		uint64_t old;
 
-		e = &table[(h + i) & mask];
+		e = &shared->table[(h + i) & mask];
 		old = atomic_load(&e->tag);
 		if (atomic_load(&e->active) == 0 &&
 		    now - (uint32_t)(atomic_load(&e->minute) >> 32) >= MINUTE &&
@@ -229,9 +229,8 @@ limits_post_read_request(request_rec *r)
 	int loopback = 0;
 	struct entry *e;
 
-	if (table == NULL || r->main != NULL || r->prev != NULL ||
-	    (conf.concurrent == 0 && conf.per_minute == 0) || !client_key(r, a, &loopback) ||
-	    (loopback && conf.exempt_loopback))
+	if (shared == NULL || r->main != NULL || r->prev != NULL ||
+	    !client_key(r, a, &loopback) || (loopback && conf.exempt_loopback))
 		return DECLINED;
 	memcpy(&lo, a, 8);
 	memcpy(&hi, a + 8, 8);
@@ -271,7 +270,6 @@ limits_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, serve
 	(void)plog;
 	(void)ptemp;
 	shared = NULL;
-	table = NULL;
 	if (conf.concurrent == 0 && conf.per_minute == 0)
 		return OK;
 	while (n < (uint64_t)(conf.entries > PROBES ? conf.entries : PROBES))
@@ -289,7 +287,6 @@ limits_post_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp, serve
 	}
 	shared = apr_shm_baseaddr_get(shm);
 	memset(shared, 0, sizeof(struct shared) + n * sizeof(struct entry));
-	table = shared->table;
 	mask = n - 1;
 	return OK;
 }
@@ -301,10 +298,7 @@ limits_pre_config(apr_pool_t *pconf, apr_pool_t *plog, apr_pool_t *ptemp)
 	(void)pconf;
 	(void)plog;
 	(void)ptemp;
-	conf.concurrent = 0;
-	conf.per_minute = 0;
-	conf.exempt_loopback = 1;
-	conf.entries = 65536;
+	conf = defaults;
 	return OK;
 }
 

@@ -5,12 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <stddef.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -349,7 +349,6 @@ on_serve_stop(int sig)
 
 /* Whether this process is a worker of a pool of its own (FCGI_LISTEN), not mod_fcgid's. */
 static int serve_pooled;
-static int serve_listen_fd;
 
 /*
  * A process of mod_fcgid that is told to stop takes its socket's name away before it looks
@@ -361,7 +360,7 @@ static int serve_listen_fd;
  * each other and their supervisor, which removes it once all have ended.
  */
 static void
-serve_unlisten(void)
+serve_unlisten(int listen_fd)
 {
 	static int done;
 	struct sockaddr_un sa;
@@ -372,7 +371,7 @@ serve_unlisten(void)
 		return;
 	done = 1;
 	memset(&sa, 0, sizeof sa);
-	if (getsockname(serve_listen_fd, (struct sockaddr *)&sa, &len) < 0 ||
+	if (getsockname(listen_fd, (struct sockaddr *)&sa, &len) < 0 ||
 	    sa.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un, sun_path))
 		return;
 	n = len - offsetof(struct sockaddr_un, sun_path);
@@ -383,19 +382,19 @@ serve_unlisten(void)
 }
 
 /*
- * Waits for a connection on the listening socket (registered in `ep`): 1 when one is there
- * to accept, 0 once a stop came and none is. The stop signals are blocked everywhere else
- * (`waiting` is the mask without them), so they only ever land here, between requests.
+ * Waits for a connection on listen_fd (registered in `ep`): 1 when one is there to accept, 0
+ * once a stop came and none is. The stop signals are blocked everywhere else (`waiting` is
+ * the mask without them), so they only ever land here, between requests.
  */
 static int
-serve_wait(int ep, const sigset_t *waiting)
+serve_wait(int ep, int listen_fd, const sigset_t *waiting)
 {
 	struct epoll_event ev;
 	int n;
 
 	for (;;) {
 		if (serve_stopping)
-			serve_unlisten();
+			serve_unlisten(listen_fd);
 		n = epoll_pwait(ep, &ev, 1, serve_stopping ? 0 : -1, waiting);
 		if (n > 0)
 			return 1;
@@ -470,7 +469,6 @@ serve_fastcgi(int listen_fd)
 	int64_t stop_by = 0;
 	int flags, rc, ep;
 
-	serve_listen_fd = listen_fd;
 	if ((ep = serve_epoll(listen_fd)) < 0) {
 		log_msg(NULL, "error", "cannot wait on the listening socket: %s", strerror(errno));
 		return 1;
@@ -491,7 +489,7 @@ serve_fastcgi(int listen_fd)
 		fcntl(listen_fd, F_SETFL, flags | O_NONBLOCK);
 	FCGX_InitRequest(&fr, listen_fd, 0);
 	for (;;) {
-		if (fr.ipcFd >= 0 ? serve_stopping : !serve_wait(ep, &waiting))
+		if (fr.ipcFd >= 0 ? serve_stopping : !serve_wait(ep, listen_fd, &waiting))
 			break;
 		if (serve_stopping) {
 			if (stop_by == 0)
