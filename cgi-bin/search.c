@@ -6,11 +6,19 @@
  * from venues_earth_idx, stopping once `limit` slots are found, and eligible players counted
  * up to 100, from per-cell counts where a city has more than that (sql/0017) and nearest
  * first otherwise, so a search costs about the same in a dense city as in a village. It
- * answers plain rows in the answer's order, which this program writes as JSON. */
+ * answers plain rows in the answer's order, which this program writes as JSON.
+ *
+ * A search asked again is reused (cache.h, sql/0048_search_answer_kept.sql): the second time
+ * a process is asked one, it computes it with its validator and until when it holds
+ * (search_answer: the same rows for about half as much work again) and keeps it; from then
+ * on it sends it again after one look-up of the validator, and a client that sends its ETag
+ * back gets 304. A search asked once (most are: players search from where they stand) costs
+ * what it did. Plain CGI, which is asked nothing twice, never keeps or tags one. */
 #include <string.h>
 
 #include <libpq-fe.h>
 
+#include "cache.h"
 #include "config.h"
 #include "sql.h"
 #include "http.h"
@@ -32,12 +40,17 @@ static const char *const skills[] = { "ANY", "BEGINNER", "INTERMEDIATE", "ADVANC
     "PROFESSIONAL", NULL };
 
 /* The columns of match_search_rows (sql/0030_search_rows.sql): one row per slot, in the
- * answer's order, or one row whose court is NULL when there is none. */
+ * answer's order, or one row whose court is NULL when there is none; search_answer
+ * (sql/0048_search_answer_kept.sql) adds to every row the answer's validator and until when
+ * it holds. */
 enum {
 	COL_DATE_OK, COL_ELIGIBLE, COL_RESOURCE_ID, COL_RESOURCE_NAME, COL_RESOURCE_TYPE,
 	COL_VENUE_ID, COL_VENUE_NAME, COL_VENUE_CITY, COL_VENUE_LAT, COL_VENUE_LNG,
-	COL_DISTANCE, COL_START, COL_END, COL_PRICE, COL_CURRENCY, COL_COUNT
+	COL_DISTANCE, COL_START, COL_END, COL_PRICE, COL_CURRENCY, COL_COUNT,
+	COL_VALIDATOR = COL_COUNT, COL_UNTIL, COL_KEPT_COUNT
 };
+
+#define CACHE_CONTROL	"private, no-cache"	/* a caller's own: keep it, but ask every time */
 
 static const struct json_field result_fields[] = {
 	{ "resourceId", COL_RESOURCE_ID, JSON_TEXT },
@@ -58,8 +71,9 @@ static const struct json_field result_fields[] = {
 
 /* GET /api/match/search?lat&lng&radiusKm&date&startTimeFrom&startTimeTo&slotDurationMinutes
  * &format&skillLevel&limit: 200 with the nearest available slots sorted by distance, start
- * time and court, at most limit (default 50, at most 200; [] when none); 400
- * VALIDATION_FAILED naming each bad or missing parameter; 401. */
+ * time and court, at most limit (default 50, at most 200; [] when none); 304 when the
+ * If-None-Match tag is still the answer; 400 VALIDATION_FAILED naming each bad or missing
+ * parameter; 401. */
 static void
 search(struct req *r)
 {
@@ -67,7 +81,8 @@ search(struct req *r)
 	long duration = DURATION_DEFAULT, limit = LIMIT_DEFAULT;
 	const char *date = NULL, *from = NULL, *to = NULL;
 	const char *format = "TWO_VS_TWO", *skill = "ANY";
-	bool have_from, have_to;
+	const char *args[11], *key;
+	bool have_from, have_to, keep;
 	PGresult *res;
 
 	query_latitude(r, "lat", IN_REQUIRED, &lat);
@@ -92,17 +107,44 @@ search(struct req *r)
 	if (problem_fields_or_send(r) != 0)
 		return;
 
-	res = sql_query(r,
+	args[0] = input_fmt_double(r, lat);
+	args[1] = input_fmt_double(r, lng);
+	args[2] = input_fmt_double(r, radius);
+	args[3] = date;
+	args[4] = from;
+	args[5] = to;
+	args[6] = input_fmt_long(r, duration);
+	args[7] = skill;
+	args[8] = input_fmt_long(r, config_get()->min_reliability);
+	args[9] = r->user_id;	/* the count of players leaves the caller out */
+	args[10] = input_fmt_long(r, limit);
+	key = arena_printf(r->a, "search %s %s %s %s %s %s %s %s %s %s %s", args[0], args[1],
+	    args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9], args[10]);
+
+	/* a kept answer, or the client's, is sent again while its validator is unchanged */
+	if (r->if_none_match != NULL || cache_has(key)) {
+		res = sql_query(r,
+		    "SELECT search_validator($1::float8, $2::float8, $3::numeric, $4::date), "
+		    "       epoch_us(now())",
+		    args[0], args[1], args[2], args[3]);
+		if (res == NULL)
+			return;
+		if (PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) &&
+		    cache_answer(r, key, PQgetvalue(res, 0, 0), cache_us(db_value(res, 0, 1)),
+		    CACHE_CONTROL))
+			return;
+	}
+	keep = cache_seen(key);
+	res = sql_query_n(r, keep ?
+	    "SELECT * FROM search_answer($1::float8, $2::float8, $3::numeric, $4::date, "
+	    "$5::time, $6::time, $7::int, $8, $9::int, $10::uuid, $11::int)" :
 	    "SELECT * FROM match_search_rows($1::float8, $2::float8, $3::numeric, $4::date, "
 	    "$5::time, $6::time, $7::int, $8, $9::int, $10::uuid, $11::int)",
-	    input_fmt_double(r, lat), input_fmt_double(r, lng), input_fmt_double(r, radius),
-	    date, from, to, input_fmt_long(r, duration), skill,
-	    input_fmt_long(r, config_get()->min_reliability), r->user_id,
-	    input_fmt_long(r, limit));
+	    11, args);
 	if (res == NULL)
 		return;
-	if (PQntuples(res) < 1 || PQnfields(res) != COL_COUNT) {
-		log_msg(r, "error", "match_search_rows gave %d rows of %d columns", PQntuples(res),
+	if (PQntuples(res) < 1 || PQnfields(res) != (keep ? COL_KEPT_COUNT : COL_COUNT)) {
+		log_msg(r, "error", "the search gave %d rows of %d columns", PQntuples(res),
 		    PQnfields(res));
 		problem_internal(r);
 		return;
@@ -114,6 +156,10 @@ search(struct req *r)
 	}
 	req_send_json(r, 200, json_rows(r->a, res, COL_RESOURCE_ID, result_fields,
 	    sizeof result_fields / sizeof result_fields[0]));
+	/* a date that is not kept has no validator: its answer is not kept */
+	if (keep && !PQgetisnull(res, 0, COL_VALIDATOR))
+		cache_keep_answer(r, key, PQgetvalue(res, 0, COL_VALIDATOR),
+		    cache_us(db_value(res, 0, COL_UNTIL)), CACHE_CONTROL);
 }
 
 static const struct route routes[] = {

@@ -18,16 +18,23 @@ struct entry {
 };
 
 static struct entry table[CACHE_SLOTS];
+static uint32_t seen[CACHE_SEEN];	/* hashes of the keys asked, 0: none */
 
 /* FNV-1a: short keys, no adversary gains anything from collisions but a miss */
-static size_t
-slot_of(const char *key)
+static uint32_t
+hash_of(const char *key)
 {
 	uint32_t h = 2166136261u;
 
 	for (; *key != '\0'; key++)
 		h = (h ^ (unsigned char)*key) * 16777619u;
-	return h % CACHE_SLOTS;
+	return h;
+}
+
+static size_t
+slot_of(const char *key)
+{
+	return hash_of(key) % CACHE_SLOTS;
 }
 
 static void
@@ -164,16 +171,26 @@ cache_etag_fresh(const char *if_none_match, const char *validator, int64_t now_u
 	return false;
 }
 
+/* The validator a client's tag carries: the state's, and which answer of that state it is
+ * (its key's hash). Answers of different keys often share a state (the searches of one area,
+ * the pages of one owner's list); bound to its key, a tag of one is never taken for another
+ * by a client that sends it to the wrong address. */
+static const char *
+tag_validator(struct req *r, const char *key, const char *validator)
+{
+	return arena_printf(r->a, "%s.%08" PRIx32, validator, hash_of(key));
+}
+
 bool
 cache_answer(struct req *r, const char *key, const char *validator, int64_t now_us,
     const char *cache_control)
 {
-	const char *body, *headers;
+	const char *body, *headers, *tagged = tag_validator(r, key, validator);
 	int64_t until_us;
 
-	if (cache_etag_fresh(r->if_none_match, validator, now_us, &until_us)) {
+	if (cache_etag_fresh(r->if_none_match, tagged, now_us, &until_us)) {
 		r->cache_control = cache_control;
-		req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+		req_add_header(r, "ETag", cache_etag(r->a, tagged, until_us));
 		req_send_not_modified(r);
 		return true;
 	}
@@ -183,7 +200,7 @@ cache_answer(struct req *r, const char *key, const char *validator, int64_t now_
 		r->resp_headers = arena_printf(r->a, "%s%s",
 		    r->resp_headers != NULL ? r->resp_headers : "", headers);
 	r->cache_control = cache_control;
-	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+	req_add_header(r, "ETag", cache_etag(r->a, tagged, until_us));
 	req_send_json(r, 200, body);
 	return true;
 }
@@ -196,7 +213,7 @@ cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t
 		return;
 	cache_put(key, validator, until_us, r->resp_body, r->resp_len, r->resp_headers);
 	r->cache_control = cache_control;
-	req_add_header(r, "ETag", cache_etag(r->a, validator, until_us));
+	req_add_header(r, "ETag", cache_etag(r->a, tag_validator(r, key, validator), until_us));
 }
 
 bool
@@ -205,6 +222,18 @@ cache_has(const char *key)
 	const struct entry *e = &table[slot_of(key)];
 
 	return e->key != NULL && strcmp(e->key, key) == 0;
+}
+
+bool
+cache_seen(const char *key)
+{
+	uint32_t h = hash_of(key) | 1;	/* never 0, the empty place */
+	uint32_t *place = &seen[(h >> 1) % CACHE_SEEN];
+
+	if (*place == h)
+		return true;
+	*place = h;
+	return false;
 }
 
 size_t

@@ -21,6 +21,7 @@
 struct req;
 
 #define CACHE_SLOTS	256
+#define CACHE_SEEN	1024	/* keys remembered as asked (cache_seen) */
 #define CACHE_BODY_MAX	(32 * 1024)
 #define CACHE_FOREVER	INT64_MAX	/* `until` of an answer that time does not change */
 
@@ -45,12 +46,14 @@ void cache_put(const char *key, const char *validator, int64_t until_us, const c
 
 /* With the validator just read for key: answers 304 when If-None-Match names the current
  * answer, or 200 with the answer kept under this validator; true when it answered. Both
- * carry the ETag and this Cache-Control. */
+ * carry the ETag and this Cache-Control. The ETag names the key as well as the validator
+ * ("validator.keyhash-until"): answers of other keys with the same validator have others. */
 bool cache_answer(struct req *r, const char *key, const char *validator, int64_t now_us,
     const char *cache_control);
 
 /* After the handler answered: a 200 answer is kept under key (body and extra headers) and
- * gets its ETag and this Cache-Control; any other answer is left as it is. */
+ * gets its ETag (as cache_answer makes it) and this Cache-Control; any other answer is left
+ * as it is. */
 void cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t until_us,
     const char *cache_control);
 
@@ -72,6 +75,12 @@ bool cache_etag_fresh(const char *if_none_match, const char *validator, int64_t 
 /* Whether an answer is kept for key, under whatever validator (a handler then reads the
  * validator to know whether it may send it; without one it goes straight to the answer). */
 bool cache_has(const char *key);
+
+/* Whether key was asked of this process before, as far as the last CACHE_SEEN keys tell,
+ * and now it has been: for a handler whose kept answer costs more to compute than a plain
+ * one, which keeps an answer only once it is asked again. A key mistaken for another (their
+ * hashes collide) costs that handler a kept answer it did not need. */
+bool cache_seen(const char *key);
 
 /* Entries currently held (for tests). */
 size_t cache_count(void);

@@ -569,6 +569,7 @@ export const routes = {
 	// ---- match-making (search.c, requests.c, invitations.c) ----
 	'GET /api/match/search': {
 		tag: 'match-making', summary: 'Free slots near a point, nearest first, with eligible players nearby',
+		description: 'A search of a date within the next two weeks that the same FastCGI process is asked again carries an `ETag` (`Cache-Control: private, no-cache`): sent back in `If-None-Match`, it gets 304 while no booking, venue, court or player around has changed and time has not changed the answer. The first answer, and every answer of plain CGI, carries none.',
 		query: [
 			q('lat', latitude, 'Latitude of the centre.', true),
 			q('lng', longitude, 'Longitude of the centre.', true),
@@ -581,7 +582,8 @@ export const routes = {
 			q('skillLevel', { type: 'string', enum: ['ANY', ...SKILL.enum], default: 'ANY' }, 'Skill of the eligible players counted.'),
 			q('limit', { type: 'integer', minimum: 1, maximum: 200, default: 50 }, 'Results at most.'),
 		],
-		ok: { 200: { schema: list('SearchResult') } },
+		ok: { 200: { schema: list('SearchResult') }, 304: { description: 'The If-None-Match tag is still the answer.' } },
+		etag: true,
 	},
 	'GET /api/match/open': {
 		tag: 'match-making', summary: 'Open public matches near a point that the caller could join now, soonest first',

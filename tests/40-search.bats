@@ -433,3 +433,89 @@ hold() {
 	D=$(date -u -d '+367 days' +%F)
 	[ "$(answer 08:00:00 12:00:00 ANY 50)" = 'f|[]' ]
 }
+
+@test "search_answer, the search a worker keeps, gives the service's rows, its validator and until when they hold" {
+	near=$(venue_at 0.01 ACTIVE Near)
+	far=$(venue_at 0.05 ACTIVE Far)
+	c1=$(fixture_court "$near")
+	fixture_court "$far" 60 >/dev/null
+	c3=$(fixture_court "$far")
+	fixture_player "p1-$RUN" INTERMEDIATE 40.42 -3.70 >/dev/null
+	banned=$(fixture_player "p2-$RUN" ADVANCED 40.42 -3.70)
+	me=$(user_id "$ME")
+	T0=$(sql "SELECT now()")
+	# rows FUNCTION FROM TO SKILL LIMIT NOW: the 15 columns of the service's rows, one a line
+	rows() {
+		sql "SELECT concat_ws('|', date_ok, eligible, resource_id, resource_name, resource_type,
+		            venue_id, venue_name, venue_city, venue_latitude, venue_longitude, distance_km,
+		            start_time, end_time, price, currency)
+		       FROM $1($LAT, $LNG, 10, '$D', '$2', '$3', 90, '$4', 50, '$me', $5, '$6')"
+	}
+	# kept FROM TO SKILL LIMIT: "validator until" of search_answer at T0, the same on every row
+	kept() {
+		sql "SELECT DISTINCT coalesce(validator, '-') || ' ' || coalesce(valid_until::text, 'f')
+		       FROM search_answer($LAT, $LNG, 10, '$D', '$1', '$2', 90, '$3', 50, '$me', $4, '$T0')"
+	}
+	# at US: the instant US microseconds after the epoch
+	at() { sql "SELECT timestamptz 'epoch' + $1 * interval '1 microsecond'"; }
+	# holds QUERY: whether the rows of QUERY are the same from T0 to just before until, and
+	# differ just after it (every case below has a change right there)
+	holds() {
+		local k until now_rows
+		k=$(kept "$@")
+		until=${k#* }
+		[ "$(wc -l <<<"$k")" = 1 ] && [ "$until" != f ] || { echo "kept: $k" >&2; return 1; }
+		now_rows=$(rows search_answer "$@" "$T0")
+		[ "$now_rows" = "$(rows match_search_rows "$@" "$T0")" ] || return 1
+		[ "$(rows match_search_rows "$@" "$(at $((until - 1)))")" = "$now_rows" ] ||
+			{ echo "changed before $until" >&2; return 1; }
+		[ "$(rows match_search_rows "$@" "$(at $((until + 1)))")" != "$now_rows" ] ||
+			{ echo "no change after $until" >&2; return 1; }
+		UNTIL=$until
+	}
+	# the same rows in the same order, for several windows, skills and limits; a date that is
+	# not kept has no validator
+	for q in '08:00:00 12:00:00 ANY 50' '09:00:00 20:00:00 INTERMEDIATE 50' \
+		 '08:00:00 22:00:00 ADVANCED 4' '23:00:00 23:30:00 ANY 50'; do
+		read -r from to skill limit <<<"$q"
+		[ "$(rows search_answer "$from" "$to" "$skill" "$limit" "$T0")" = \
+		  "$(rows match_search_rows "$from" "$to" "$skill" "$limit" "$T0")" ]
+		[[ $(kept "$from" "$to" "$skill" "$limit") =~ ^[0-9]+\ ([0-9]+|f)$ ]]
+	done
+	[ "$(rows search_answer 08:00:00 12:00:00 ANY 50 "$T0" | wc -l)" -ge 4 ]
+	[ "$(D=$(local_date 40) rows search_answer 08:00:00 12:00:00 ANY 50 "$T0")" = \
+	  "$(D=$(local_date 40) rows match_search_rows 08:00:00 12:00:00 ANY 50 "$T0")" ]
+	[ "$(D=$(local_date 40) kept 08:00:00 12:00:00 ANY 50)" = '- f' ]
+	# each of what time does to the rows, alone: a payment hold on a court the search goes
+	# through lapses; a ban lapses, of a player the count of eligible players passed over;
+	# the first slot enters the near club's notice (2 days); the far club's first slot enters
+	# its booking window (2 days ahead)
+	plus() { sql "SELECT epoch_us('$T0'::timestamptz + interval '$1')"; }
+	first_slot_less() {
+		sql "SELECT epoch_us(('$D'::date + time '08:00') AT TIME ZONE 'Europe/Madrid' - interval '$1')"
+	}
+	hold "$c1" 09:30:00 PENDING_PAYMENT "'$T0'::timestamptz + interval '20 minutes'"
+	holds 08:00:00 12:00:00 ANY 50
+	[ "$UNTIL" = "$(plus '20 minutes')" ]
+	sql "DELETE FROM match_requests;
+	     UPDATE players SET banned_until = '$T0'::timestamptz + interval '10 minutes'
+	      WHERE user_id = '$banned'"
+	holds 08:00:00 12:00:00 ANY 50
+	[ "$UNTIL" = "$(plus '10 minutes')" ]
+	sql "UPDATE players SET banned_until = NULL WHERE user_id = '$banned';
+	     UPDATE venues SET min_notice_minutes = 2880 WHERE id = '$near'"
+	holds 08:00:00 12:00:00 ANY 50
+	[ "$UNTIL" = "$(first_slot_less '2880 minutes')" ]
+	sql "UPDATE venues SET min_notice_minutes = NULL WHERE id = '$near';
+	     UPDATE venues SET booking_window_days = 2 WHERE id = '$far'"
+	holds 08:00:00 12:00:00 ANY 50
+	[ "$UNTIL" = "$(first_slot_less '2 days')" ]
+	# with its limit reached the search stops: a hold further on is not what ends the answer
+	sql "UPDATE venues SET booking_window_days = NULL WHERE id = '$far'"
+	hold "$c1" 09:30:00 PENDING_PAYMENT "'$T0'::timestamptz + interval '20 minutes'"
+	hold "$c3" 11:00:00 PENDING_PAYMENT "'$T0'::timestamptz + interval '5 minutes'"
+	holds 08:00:00 12:00:00 ANY 2
+	[ "$UNTIL" = "$(plus '20 minutes')" ]
+	holds 08:00:00 12:00:00 ANY 50
+	[ "$UNTIL" = "$(plus '5 minutes')" ]
+}

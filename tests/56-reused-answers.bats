@@ -1,17 +1,20 @@
 #!/usr/bin/env bats
-# GET /api/resources/{id}/slots and GET /api/owner/venues reuse their answers: an ETag a
-# client can send back (If-None-Match, 304 while nothing changed) and, in the FastCGI modes,
-# the answer a worker keeps (common/cache.h). Neither may ever be stale: every write that can
-# change the slots (a booking, a cancellation, a schedule, a price rule, a holiday, the
-# booking rules, a suspension) and the lapse of a payment hold, which no write marks, change
-# the next answer; so does every write to what an owner's list shows.
+# GET /api/resources/{id}/slots, GET /api/owner/venues and GET /api/match/search reuse their
+# answers: an ETag a client can send back (If-None-Match, 304 while nothing changed) and, in
+# the FastCGI modes, the answer a worker keeps (common/cache.h). None may ever be stale: every
+# write that can change the slots (a booking, a cancellation, a schedule, a price rule, a
+# holiday, the booking rules, a suspension) and the lapse of a payment hold, which no write
+# marks, change the next answer; so does every write to what an owner's list shows, and to
+# the venues and players a search shows or counts, and the lapse of a ban.
 # Each check asks 8 times, so that in pool mode every worker has kept the answer before the
 # change and must give the new one after it.
 
 load test_helper
 load match_helper
 
-ETAG_RE='^"[0-9]+(\.[0-9]+\.[0-9]+)?-([0-9]+|f)"$'
+# the validator (the versions the answer was read under) and its key's hash, then until when
+# it holds if nothing is written ("f": until a write)
+ETAG_RE='^"[0-9]+(\.[0-9]+\.[0-9]+)?\.[0-9a-f]{8}-([0-9]+|f)"$'
 
 setup() {
 	reset_db
@@ -346,4 +349,260 @@ owner_list() {
 	ask
 	expect_problem 400 VALIDATION_FAILED cursor
 	[ -z "$(header ETag)" ]
+}
+
+# ---- GET /api/match/search -------------------------------------------------------------
+# A FastCGI process keeps a search from the second time it is asked one (cgi-bin/search.c):
+# the first answer of a process carries no tag. Plain CGI never keeps or tags a search.
+
+# search_asks [LAT] [QUERY]: the next asks read a search around (LAT, -3.7038), by default
+# the club's place, on $DAY, as "searcher".
+search_asks() {
+	ASK="/api/match/search?lat=${1:-40.4168}&lng=-3.7038&date=$DAY&startTimeFrom=08:00:00&startTimeTo=22:00:00${2:-}"
+	ASK_TOKEN=$(token searcher) CC="private, no-cache"
+}
+
+# kept: the search asked until a process has kept it, then 8 times more: the same 200 every
+# time, with its tag when tagged (a worker that has not kept it yet answers untagged, and
+# no-store); sets BODY and TAG. In plain CGI every answer is untagged, TAG is empty.
+kept() {
+	local i
+	BODY="" TAG=""
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		ask
+		expect 200 || return 1
+		[ -n "$(header ETag)" ] && break
+		[ "$(header Cache-Control)" = no-store ] ||
+			{ echo "Cache-Control: $(header Cache-Control)" >&2; return 1; }
+	done
+	BODY=$HTTP_BODY TAG=$(header ETag)
+	if [ "$COURTS_MODE" = cgi ]; then
+		[ -z "$TAG" ] || { echo "plain CGI tagged a search: $TAG" >&2; return 1; }
+	else
+		[[ $TAG =~ $ETAG_RE ]] || { echo "no tag after $i asks: ETag $TAG" >&2; return 1; }
+	fi
+	for i in 1 2 3 4 5 6 7 8; do
+		ask
+		expect 200 || return 1
+		[ "$HTTP_BODY" = "$BODY" ] || { echo "answer $i differs: $HTTP_BODY" >&2; return 1; }
+		if [ -n "$(header ETag)" ]; then
+			[ "$(header ETag)" = "$TAG" ] || { echo "answer $i: ETag $(header ETag)" >&2; return 1; }
+			[ "$(header Cache-Control)" = "$CC" ] || return 1
+		else
+			[ "$(header Cache-Control)" = no-store ] || return 1
+		fi
+	done
+}
+
+# renewed JQ_FILTER WANT: after a change, 8 answers in a row (and one to the old tag) are 200
+# with a body that differs from BODY and no old tag, each with FILTER giving WANT; then kept.
+renewed() {
+	local i old=$BODY old_tag=$TAG
+	for i in 1 2 3 4 5 6 7 8 9; do
+		if [ $i = 9 ] && [ -n "$old_tag" ]; then ask "If-None-Match: $old_tag"; else ask; fi
+		expect 200 || return 1
+		[ "$HTTP_BODY" != "$old" ] || { echo "answer $i is the old one" >&2; return 1; }
+		[ -z "$old_tag" ] || [ "$(header ETag)" != "$old_tag" ] ||
+			{ echo "answer $i has the old tag" >&2; return 1; }
+		[ "$(jqr -c "$1")" = "$2" ] || { echo "answer $i: $(jqr -c "$1"), want $2" >&2; return 1; }
+	done
+	kept
+}
+
+@test "a search asked again carries a validator; sent back, the answer is 304 without a body" {
+	search_asks
+	kept
+	[ "$(jqr length)" = 9 ]
+	[ "$(jqr -c 'map(.eligiblePlayersNearby) | unique')" = '[1]' ]
+	if [ "$COURTS_MODE" = cgi ]; then
+		# nothing to confirm: a tag it never gave is no answer of its
+		ask 'If-None-Match: "1-f"'
+		expect 200
+		[ "$HTTP_BODY" = "$BODY" ] && [ -z "$(header ETag)" ]
+		return
+	fi
+	ask "If-None-Match: $TAG"
+	expect 304 -
+	[ -z "$(header Content-Type)" ]
+	[ "$(header ETag)" = "$TAG" ]
+	[ "$(header Cache-Control)" = "private, no-cache" ]
+	ask "If-None-Match: W/$TAG"
+	expect 304 -
+	for h in '"0-f"' "${TAG/-/0-}" '*' 'nonsense'; do
+		ask "If-None-Match: $h"
+		expect 200
+		[ "$HTTP_BODY" = "$BODY" ]
+	done
+	# the tag is no key to the search of another date
+	ASK="${ASK/date=$DAY/date=$(date -d "$DAY + 1 day" +%F)}" ask "If-None-Match: $TAG"
+	expect 200
+}
+
+@test "a worker sends a search it kept again: a change written without a stamp shows only once stamped" {
+	search_asks
+	kept
+	[ "$(jqr -r '.[0].venueName')" = "Club Central" ]
+	# the venue renamed behind the triggers' back: no version moves, which no write of the
+	# service does
+	sql "SET session_replication_role = replica;
+	     UPDATE venues SET name = 'Club Renamed' WHERE id = '$VENUE'"
+	local i old=0
+	for i in 1 2 3 4 5 6 7 8; do
+		ask
+		expect 200
+		case $(jqr -r '.[0].venueName') in
+		"Club Central") [ "$(header ETag)" = "$TAG" ]; old=$((old + 1)) ;;
+		"Club Renamed") ;;
+		*) false ;;
+		esac
+	done
+	# plain CGI works every answer out; in the FastCGI modes the worker that kept the search
+	# answers with it (requests one after another go to the same idle worker, tests/07)
+	if [ "$COURTS_MODE" = cgi ]; then [ "$old" = 0 ]; else [ "$old" -ge 1 ]; fi
+	# the venue's version stamped, as every write of the service does: the next answer is new
+	sql "SELECT version_bump('$VENUE')" >/dev/null
+	renewed '.[0].venueName' 'Club Renamed'
+}
+
+@test "a match booked, paid or cancelled through the API changes the next search" {
+	search_asks
+	kept
+	[ "$(jqr -r 'map(.startTime) | join(",")')" = 08:00:00,09:30:00,11:00:00,12:30:00,14:00:00,15:30:00,17:00:00,18:30:00,20:00:00 ]
+	req POST /api/match/requests -t "$(token org)" -d "$(jq -nc --arg r "$COURT" --arg d "$DAY" \
+		'{resourceId: $r, bookingDate: $d, startTime: "18:30:00", slotDurationMinutes: 90,
+		  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: 40.42, searchLng: -3.70}')"
+	expect 201
+	match=$(jqr .id)
+	renewed 'map(.startTime) | index("18:30:00")' null
+	req POST "/api/match/requests/$match/confirm-payment" -t "$(token org)"
+	expect 200
+	kept
+	[ "$(jqr -c 'map(.startTime) | index("18:30:00")')" = null ]
+	req DELETE "/api/match/requests/$match" -t "$(token org)"
+	expect 204 -
+	renewed 'map(.startTime) | index("18:30:00") | . != null' true
+}
+
+@test "a payment hold that lapses puts its slot back in the next search with no write at all" {
+	fixture_hold "$COURT" "$DAY" 09:30 11:00 PENDING_PAYMENT "now() + interval '15 seconds'"
+	expires=$(sql "SELECT epoch_us(expires_at) FROM match_requests")
+	search_asks
+	kept
+	[ "$(jqr -c 'map(.startTime) | index("09:30:00")')" = null ]
+	# the answer holds until the hold lapses, to the microsecond
+	[ "$COURTS_MODE" = cgi ] || [ "${TAG##*-}" = "$expires\"" ]
+	until [ "$(sql "SELECT now() >= expires_at FROM match_requests")" = t ]; do sleep 0.2; done
+	renewed 'map(.startTime) | index("09:30:00") | . != null' true
+	[ "$(sql "SELECT status FROM match_requests")" = PENDING_PAYMENT ]
+}
+
+@test "a schedule, a price rule, a holiday or booking rules set through the API change the next search" {
+	sql "INSERT INTO price_rules (resource_id, day_type, start_time, end_time, price, currency)
+	     VALUES ('$COURT', 'HOLIDAY', '00:00', '24:00', 40.00, 'EUR')"
+	search_asks
+	kept
+	dow=$(LC_ALL=C date -d "$DAY" +%A)
+	req PUT "/api/owner/resources/$COURT/schedules" -t "$OWNER" \
+		-d "{\"dayOfWeek\": \"${dow^^}\", \"openingTime\": \"10:00:00\", \"closingTime\": \"13:00:00\"}"
+	expect 200
+	renewed 'map(.startTime) | join(",")' '10:00:00,11:30:00'
+	rule=$(sql "SELECT id FROM price_rules WHERE resource_id = '$COURT' AND day_type = 'WEEKDAY'")
+	req DELETE "/api/owner/resources/$COURT/price-rules/$rule" -t "$OWNER"
+	expect 204 -
+	renewed 'length' 0
+	req POST "/api/owner/resources/$COURT/price-rules" -t "$OWNER" \
+		-d '{"dayType": "WEEKDAY", "startTime": "08:00:00", "endTime": "24:00:00", "price": 24.50, "currency": "EUR"}'
+	expect 200
+	renewed 'map(.price) | unique' '[24.5]'
+	req POST "/api/owner/venues/$VENUE/holidays" -t "$OWNER" -d "{\"date\": \"$DAY\", \"name\": \"Fiesta\"}"
+	expect 201
+	renewed 'map(.price) | unique' '[40]'
+	req PUT "/api/owner/venues/$VENUE/booking-rules" -t "$OWNER" \
+		-d '{"maxUpcomingPerPlayer": null, "maxPerPlayerPerDay": null, "maxPerPlayerPerWeek": null, "bookingWindowDays": 1, "minNoticeMinutes": null}'
+	expect 200
+	renewed 'length' 0
+}
+
+@test "a court suspended, a venue renamed or moved away through the API changes the next search" {
+	search_asks
+	kept
+	req PATCH "/api/owner/resources/$COURT/suspend" -t "$OWNER"
+	expect 204 -
+	renewed 'length' 0
+	req PATCH "/api/owner/resources/$COURT/reactivate" -t "$OWNER"
+	expect 204 -
+	renewed 'length' 9
+	venue() {	# venue NAME LAT: the club's details as PUT takes them
+		jq -nc --arg n "$1" --argjson lat "$2" '{name: $n, street: "Calle Mayor 1", city: "Madrid",
+			country: "Spain", latitude: $lat, longitude: -3.7038}'
+	}
+	req PUT "/api/owner/venues/$VENUE" -t "$OWNER" -d "$(venue "Club Norte" 40.4168)"
+	expect 200
+	renewed 'map(.venueName) | unique' '["Club Norte"]'
+	# 30 km north, in other cells of the grid: gone from the search where it was
+	req PUT "/api/owner/venues/$VENUE" -t "$OWNER" -d "$(venue "Club Norte" 40.6868)"
+	expect 200
+	renewed 'length' 0
+	# and found where it is now
+	search_asks 40.6868
+	kept
+	[ "$(jqr 'length')" = 9 ]
+	[ "$(jqr -r '.[0].venueLatitude')" = 40.6868 ]
+}
+
+@test "players who move in, move away or change level change the next search's count" {
+	search_asks 40.4168 "&skillLevel=INTERMEDIATE"
+	kept
+	[ "$(jqr -c 'map(.eligiblePlayersNearby) | unique')" = '[1]' ]
+	profile() {	# profile LEVEL LAT: the player's profile as PUT takes it
+		jq -nc --arg l "$1" --argjson lat "$2" '{displayName: "Newcomer", skillLevel: $l,
+			homeLatitude: $lat, homeLongitude: -3.70, matchNotifications: true}'
+	}
+	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile INTERMEDIATE 40.42)"
+	expect 200
+	renewed 'map(.eligiblePlayersNearby) | unique' '[2]'
+	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile ADVANCED 40.42)"
+	expect 200
+	renewed 'map(.eligiblePlayersNearby) | unique' '[1]'
+	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile INTERMEDIATE 40.42)"
+	expect 200
+	renewed 'map(.eligiblePlayersNearby) | unique' '[2]'
+	# 40 km north, in another cell: no longer nearby
+	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile INTERMEDIATE 40.78)"
+	expect 200
+	renewed 'map(.eligiblePlayersNearby) | unique' '[1]'
+}
+
+@test "a ban that lapses counts its player in the next search with no write at all" {
+	P=$(fixture_player banned INTERMEDIATE 40.42 -3.70)
+	sql "UPDATE players SET banned_until = now() + interval '15 seconds' WHERE user_id = '$P'"
+	ends=$(sql "SELECT epoch_us(banned_until) FROM players WHERE user_id = '$P'")
+	search_asks
+	kept
+	[ "$(jqr -c 'map(.eligiblePlayersNearby) | unique')" = '[1]' ]
+	[ "$COURTS_MODE" = cgi ] || [ "${TAG##*-}" = "$ends\"" ]
+	until [ "$(sql "SELECT now() >= banned_until FROM players WHERE user_id = '$P'")" = t ]; do
+		sleep 0.2
+	done
+	renewed 'map(.eligiblePlayersNearby) | unique' '[2]'
+}
+
+@test "what cannot change a search leaves its validator as it is" {
+	search_asks
+	kept
+	# another date's booking, a club and a player far away, a name in a profile
+	fixture_hold "$COURT" "$(date -d "$DAY + 1 day" +%F)" 09:30 11:00 PENDING_PAYMENT
+	far=$(fixture_venue owner2 ACTIVE 41.40 2.17)
+	fixture_court "$far" >/dev/null
+	sql "UPDATE venues SET name = 'Elsewhere' WHERE id = '$far'"
+	fixture_player faraway INTERMEDIATE 41.40 2.17 >/dev/null
+	sql "UPDATE players SET display_name = 'Renamed' WHERE user_id = '$ORG'"
+	if [ "$COURTS_MODE" = cgi ]; then
+		ask
+		expect 200
+		[ "$HTTP_BODY" = "$BODY" ]
+		return
+	fi
+	ask "If-None-Match: $TAG"
+	expect 304 -
 }

@@ -114,6 +114,30 @@ test_kept(void)
 	CHECK(held > 0 && held == (int)cache_count(), "every kept body is its own key's");
 }
 
+/* cache_seen: a key is new once, then seen; of many keys, most are remembered */
+static void
+test_seen(void)
+{
+	char key[32];
+	int i, again = 0;
+
+	CHECK(!cache_seen("search a"), "a key asked the first time: not seen");
+	CHECK(cache_seen("search a"), "asked again: seen");
+	CHECK(cache_seen("search a"), "and again");
+	CHECK(!cache_seen("search b"), "another key: not seen");
+	for (i = 0; i < CACHE_SEEN / 4; i++) {
+		snprintf(key, sizeof key, "search %d", i);
+		cache_seen(key);
+	}
+	for (i = 0; i < CACHE_SEEN / 4; i++) {
+		snprintf(key, sizeof key, "search %d", i);
+		again += cache_seen(key);
+	}
+	/* direct-mapped: keys that share a place push each other out, as in the cache */
+	CHECK(again > CACHE_SEEN / 8 && again <= CACHE_SEEN / 4,
+	    "most of a quarter as many keys as places are remembered");
+}
+
 int
 main(void)
 {
@@ -122,6 +146,7 @@ main(void)
 	unit_start();
 	test_etag(a);
 	test_kept();
+	test_seen();
 	arena_free(a);
 	return unit_done();
 }
