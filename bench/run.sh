@@ -41,9 +41,9 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots slots_many owner search_small search_city open_city create create_kept join create_checks join_checks"
+CASES="trivial health slots slots_many owner search_small search_city search_many open_city create create_kept join create_checks join_checks"
 # what the reference service serves (bench/express/server.js); its other cases are not run
-EXPRESS_CASES="trivial health slots slots_many owner search_small search_city"
+EXPRESS_CASES="trivial health slots slots_many owner search_small search_city search_many"
 # served MODE CASE: whether the mode has the case
 served() { [ "$1" != express ] || [[ " $EXPRESS_CASES " == *" $2 "* ]]; }
 cases=${BENCH_CASES:-$CASES}
@@ -67,6 +67,7 @@ label[slots_many]="GET /api/resources/{id}/slots (another court each)"
 label[owner]="GET /api/owner/venues (20 venues)"
 label[search_small]="GET /api/match/search (SMALL)"
 label[search_city]="GET /api/match/search (CITY)"
+label[search_many]="GET /api/match/search (CITY, another centre each)"
 label[open_city]="GET /api/match/open (CITY, a day's open matches within 10 km)"
 label[create]="POST /api/match/requests (new slot each; checks off)"
 label[create_kept]="POST /api/match/requests (new slot each, in the kept 14 days; checks off)"
@@ -79,6 +80,7 @@ prog[slots_many]=public.cgi
 prog[owner]=owner.cgi
 prog[search_small]=search.cgi
 prog[search_city]=search.cgi
+prog[search_many]=search.cgi
 prog[open_city]=requests.cgi
 prog[create]=requests.cgi
 prog[create_kept]=requests.cgi
@@ -302,6 +304,7 @@ asql -v requests="$city_requests" <<-'SQL' >"$work/join-matches.txt"
 join_matches=$(wc -l <"$work/join-matches.txt")
 join_shift=0	# which joiner takes which match: changes with every join run (join.lua)
 slots_shift=0	# the first court of a slots_many run: changes with every run (slots.lua)
+search_shift=0	# the first centre of a search_many run: changes with every run (search.lua)
 madrid_date() { TZ=Europe/Madrid date -d "+$1 days" +%F; }
 search_date=$(madrid_date 3)
 # court 1 has exactly one live request, on day 1 of the data set's two weeks
@@ -334,6 +337,8 @@ case_url() {
 	owner) echo "http://127.0.0.1:$city_port/api/owner/venues" ;;
 	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
 	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
+	# search.lua writes the path of every request; the probe searches at the centre
+	search_many) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
 	open_city) echo "http://127.0.0.1:$city_port/api/match/open?lat=$centre_lat&lng=$centre_lng&date=$search_date&limit=20" ;;
 	create | create_kept) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
 	create_checks) echo "http://127.0.0.1:$checks_port/api/match/requests" ;;
@@ -346,7 +351,7 @@ case_url() {
 case_token() {
 	case $1 in
 	owner) echo "$owner_token" ;;
-	search_small | search_city | open_city) echo "$player_token" ;;
+	search_small | search_city | search_many | open_city) echo "$player_token" ;;
 	create | create_kept | create_checks) head -n 1 "$work/creators.tokens" ;;
 	join | join_checks) head -n 1 "$work/joiners.tokens" ;;
 	esac
@@ -530,6 +535,13 @@ slots_env() {
 		"BENCH_SLOTS_THREADS=$1" "BENCH_SLOTS_SHIFT=$slots_shift")
 	slots_shift=$((slots_shift + 20011))
 }
+# search_env THREADS: the environment of search.lua, a run further along the walk each time
+search_env() {
+	envs=("BENCH_SEARCH_LAT=$centre_lat" "BENCH_SEARCH_LNG=$centre_lng"
+		"BENCH_SEARCH_QUERY=date=$search_date&startTimeFrom=18:00:00&startTimeTo=20:00:00"
+		"BENCH_SEARCH_THREADS=$1" "BENCH_SEARCH_SHIFT=$search_shift")
+	search_shift=$((search_shift + 100003))
+}
 
 # run_case CASE SECONDS OUTFILE: one bounded wrk run of the case. The CPU seconds the whole
 # machine and wrk spent during it go to OUTFILE with .cpu for .txt (cpu_per_req): wrk runs
@@ -556,6 +568,10 @@ run_case() {
 	slots_many)
 		args+=(-s "$bench/slots.lua")
 		slots_env "$threads"
+		;;
+	search_many)
+		args+=(-s "$bench/search.lua" -H "Authorization: Bearer $(case_token "$c")")
+		search_env "$threads"
 		;;
 	join | join_checks)
 		args+=(-s "$bench/join.lua")
@@ -610,6 +626,9 @@ one_client() {
 	if [ "$1" = slots_many ]; then
 		args+=(-s "$bench/slots.lua")
 		slots_env 1
+	elif [ "$1" = search_many ]; then
+		args+=(-s "$bench/search.lua")
+		search_env 1
 	fi
 	env "${envs[@]}" timeout 40 wrk "${args[@]}" "$(case_url "$1")" >"$out" 2>&1 || true
 	settle
@@ -708,7 +727,7 @@ for mode in $modes; do
 	done
 
 	rules_for none	# the venues as loaded
-	for c in health slots slots_many owner search_small search_city open_city; do
+	for c in health slots slots_many owner search_small search_city search_many open_city; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
 
@@ -973,7 +992,7 @@ other=$work/other.md
 		fi
 	done
 	for mode in $modes; do
-		for c in health slots slots_many owner search_small search_city open_city; do
+		for c in health slots slots_many owner search_small search_city search_many open_city; do
 			[ -n "${one[$mode.$c]:-}" ] &&
 				echo "| ${label[$c]}, one client ($mode): p50 | $(ms_unit "${one[$mode.$c]}") | - | - |"
 		done

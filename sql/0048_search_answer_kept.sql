@@ -19,7 +19,7 @@
 --    The stamps take values of availability_version_seq in the same transaction as the
 --    change and are never handed out twice, so the greatest version over the cells a search's
 --    radius touches, for its date and both infinities, is a validator: it changes with every
---    committed change that could change the answer. Rows are never deleted.
+--    committed change that could change the answer. The sweeper forgets days long past.
 --    Every stamp of a court's day (availability_day_bump, free_slots_refresh) and of a venue
 --    or a court (version_bump) stamps its area too: those are the functions the bench's undo
 --    calls with the triggers off, and what they cover the slots answers already rely on.
@@ -64,7 +64,7 @@ CREATE TABLE search_area_versions (
     PRIMARY KEY (day, cell_lat, cell_lng)
 );
 COMMENT ON TABLE search_area_versions IS
-    'Version of what the searches around a grid cell (search_cell) can show, per day; no row = never changed. Rows are never deleted.';
+    'Version of what the searches around a grid cell (search_cell) can show, per day; no row = never changed. Days long past are forgotten (free_slot_dates_keep).';
 COMMENT ON COLUMN search_area_versions.day IS
     'A local date: the slots of the venues there on that date; -infinity: the venues and courts there, every date; infinity: the players who live there.';
 COMMENT ON COLUMN search_area_versions.cell_lat IS 'Cell of latitude (search_cell).';
@@ -147,6 +147,59 @@ BEGIN
           WHERE r.id = ANY (p_courts)
             AND (p_dates IS NULL OR d.booking_date = ANY (p_dates));
         PERFORM free_slots_rewrite(p_courts, p_dates);
+    END IF;
+END $$;
+
+-- (0019) the versions of days long past are forgotten with the kept dates: a search of such a
+-- day is no date kept, so no answer is kept with them, and one kept before shows no slot
+-- (every one has started, in every time zone), with an until that has passed when it showed
+-- any
+CREATE OR REPLACE FUNCTION free_slot_dates_keep(p_courts integer DEFAULT 200, p_days integer DEFAULT 14,
+                                     p_now timestamptz DEFAULT now(),
+                                     OUT dates_added integer, OUT courts_filled integer)
+    LANGUAGE plpgsql
+    SET jit = off
+AS $$
+DECLARE
+    first date := (p_now AT TIME ZONE 'UTC')::date - 1;
+    filling date;
+    after uuid;
+    courts uuid[];
+BEGIN
+    dates_added := 0;
+    courts_filled := 0;
+    DELETE FROM free_slot_dates WHERE booking_date < first;
+    DELETE FROM free_slots WHERE booking_date < first;
+    DELETE FROM search_area_versions WHERE day < first - 1 AND day > '-infinity';
+    IF (SELECT count(*) FROM free_slot_dates WHERE booking_date <= first + 1 + p_days)
+       < p_days + 2 THEN
+        LOCK TABLE free_slots IN SHARE MODE;
+        INSERT INTO free_slot_dates (booking_date)
+        SELECT g::date FROM generate_series(first, first + 1 + p_days, interval '1 day') g
+        ON CONFLICT DO NOTHING;
+        GET DIAGNOSTICS dates_added = ROW_COUNT;
+        RETURN;
+    END IF;
+    SELECT d.booking_date, d.filled_after INTO filling, after
+      FROM free_slot_dates d WHERE NOT d.complete
+     ORDER BY d.booking_date LIMIT 1
+       FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- no refresh runs meanwhile, and what they committed is read
+    LOCK TABLE free_slots IN SHARE MODE;
+    courts := ARRAY(SELECT r.id FROM resources r
+                     WHERE after IS NULL OR r.id > after
+                     ORDER BY r.id LIMIT p_courts);
+    PERFORM free_slots_rewrite(courts, ARRAY[filling]);
+    courts_filled := cardinality(courts);
+    UPDATE free_slot_dates
+       SET filled_after = COALESCE(courts[cardinality(courts)], after),
+           complete = cardinality(courts) < p_courts
+     WHERE booking_date = filling;
+    IF courts_filled = 0 THEN
+        courts_filled := 1;         -- the date was completed: a step was taken
     END IF;
 END $$;
 

@@ -305,6 +305,26 @@ starts() {
 	[ "$(sql "SELECT count(*) FROM free_slot_dates WHERE booking_date < (now() AT TIME ZONE 'UTC')::date - 1")" = 0 ]
 }
 
+@test "the sweeper forgets the search versions of days long past, and only those" {
+	# (0048: a version per cell and day; -infinity and infinity are every date's and players')
+	sql "INSERT INTO search_area_versions (day, cell_lat, cell_lng, version)
+	     SELECT d, 404, -38, nextval('availability_version_seq')
+	       FROM unnest(ARRAY['-infinity', 'infinity']::date[] ||
+	                   ARRAY(SELECT (now() AT TIME ZONE 'UTC')::date + n
+	                           FROM generate_series(-4, 1) n)) d
+	     ON CONFLICT DO NOTHING"
+	before=$(sql "SELECT count(*) FROM search_area_versions")
+	run "$COURTS_BUILD/cron/sweep"
+	[ "$status" -eq 0 ]
+	# three days ago in UTC and before are past in every time zone; the day before yesterday stays
+	[ "$(sql "SELECT string_agg(CASE WHEN day IN ('-infinity', 'infinity') THEN day::text
+	                                 ELSE (day - (now() AT TIME ZONE 'UTC')::date)::text END,
+	                            ' ' ORDER BY day)
+	            FROM search_area_versions WHERE cell_lat = 404 AND cell_lng = -38")" = \
+	  "-infinity -2 -1 0 1 infinity" ]
+	[ "$(sql "SELECT count(*) FROM search_area_versions")" = $((before - 2)) ]
+}
+
 @test "writers at once, and a fill under way, leave the kept slots exact" {
 	venue=$(fixture_venue "$OWNER")
 	courts=()
