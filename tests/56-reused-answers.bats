@@ -418,7 +418,8 @@ renewed() {
 		# nothing to confirm: a tag it never gave is no answer of its
 		ask 'If-None-Match: "1-f"'
 		expect 200
-		[ "$HTTP_BODY" = "$BODY" ] && [ -z "$(header ETag)" ]
+		[ "$HTTP_BODY" = "$BODY" ]
+		[ -z "$(header ETag)" ]
 		return
 	fi
 	ask "If-None-Match: $TAG"
