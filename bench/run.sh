@@ -405,6 +405,8 @@ undo_writes() {
 		SELECT DISTINCT resource_id, booking_date FROM match_requests
 		 WHERE id IN (SELECT id FROM gone);
 		SELECT count(availability_day_bump(resource_id, booking_date)) FROM gone_days;
+		SELECT count(search_area_bump(ARRAY[g.booking_date], ARRAY[v.latitude], ARRAY[v.longitude]))
+		  FROM gone_days g JOIN resources r ON r.id = g.resource_id JOIN venues v ON v.id = r.venue_id;
 		DELETE FROM match_requests WHERE id IN (SELECT id FROM gone);
 		SELECT count(free_slots_refresh(courts, ARRAY[booking_date]))
 		  FROM (SELECT booking_date, array_agg(resource_id ORDER BY resource_id) AS courts

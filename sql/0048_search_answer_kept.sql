@@ -17,12 +17,11 @@
 --    the players who live there (whatever decides whether a match would invite them). The
 --    places stamped are where the venue or the player is, and where it was when it moved.
 --    The stamps take values of availability_version_seq in the same transaction as the
---    change and are never handed out twice, so the greatest version over the cells a search's
+--    change, never handed out twice, so a digest of the versions of the cells a search's
 --    radius touches, for its date and both infinities, is a validator: it changes with every
---    committed change that could change the answer. The sweeper forgets days long past.
---    Every stamp of a court's day (availability_day_bump, free_slots_refresh) and of a venue
---    or a court (version_bump) stamps its area too: those are the functions the bench's undo
---    calls with the triggers off, and what they cover the slots answers already rely on.
+--    committed change that could change the answer. A court's day stamps its cell as the
+--    transaction commits (a deferred trigger), so that bookings in one cell wait for each
+--    other's commit only. Days three days past are forgotten by the sweeper.
 --
 -- 2. Until when: the kept slots of a date are bookable but for the clock; what the clock does
 --    to them is known once they are read. The search reads the venues nearest first and stops
@@ -64,7 +63,7 @@ CREATE TABLE search_area_versions (
     PRIMARY KEY (day, cell_lat, cell_lng)
 );
 COMMENT ON TABLE search_area_versions IS
-    'Version of what the searches around a grid cell (search_cell) can show, per day; no row = never changed. Days long past are forgotten (free_slot_dates_keep).';
+    'Version of what the searches around a grid cell (search_cell) can show, per day; no row = never changed. Days three days past are forgotten (free_slot_dates_keep).';
 COMMENT ON COLUMN search_area_versions.day IS
     'A local date: the slots of the venues there on that date; -infinity: the venues and courts there, every date; infinity: the players who live there.';
 COMMENT ON COLUMN search_area_versions.cell_lat IS 'Cell of latitude (search_cell).';
@@ -73,7 +72,9 @@ COMMENT ON COLUMN search_area_versions.version IS 'Last value of availability_ve
 
 -- Stamps a new version on the cells of the points (p_lats[i], p_lngs[i]) for the days
 -- p_days[i], once per cell and day, in key order: two writers that share cells wait for each
--- other instead of deadlocking. Points without a place (NULL) are left out.
+-- other instead of deadlocking. Points without a place (NULL) are left out. The value is
+-- drawn once the row is locked (ON CONFLICT's update), so of two writers of one row the one
+-- that commits last leaves the greater value: a validator never sees a row go back.
 CREATE FUNCTION search_area_bump(p_days date[], p_lats double precision[],
                                  p_lngs double precision[]) RETURNS void
     LANGUAGE plpgsql
@@ -107,53 +108,29 @@ BEGIN
       WHERE v.id IN (p_scope, (SELECT r.venue_id FROM resources r WHERE r.id = p_scope));
 END $$;
 
--- (0015, restated by 0027) a court's day stamps its area on that date
-CREATE OR REPLACE FUNCTION availability_day_bump(p_resource uuid, p_date date) RETURNS void
-    LANGUAGE plpgsql
-    SET plan_cache_mode = force_generic_plan
-AS $$
-#variable_conflict use_column
+-- A court's day stamped (availability_day_bump, free_slots_refresh: a booking, a payment, a
+-- cancellation, its kept slots worked out again) stamps its area on that date, as the
+-- transaction commits: every booking of a cell and day stamps the same row, and its lock is
+-- then held for the commit alone, not for the rest of the booking's work (4 writers on the
+-- courts of one cell and day: 2,100 bookings a second against 2,900 without the stamp; 1,400
+-- with a stamp taken at once).
+CREATE FUNCTION search_area_day_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO availability_day_versions (resource_id, booking_date, version)
-    VALUES (p_resource, p_date, nextval('availability_version_seq'))
-    ON CONFLICT (resource_id, booking_date)
-    DO UPDATE SET version = nextval('availability_version_seq');
-    PERFORM search_area_bump(ARRAY[p_date], ARRAY[v.latitude], ARRAY[v.longitude])
+    PERFORM search_area_bump(ARRAY[NEW.booking_date], ARRAY[v.latitude], ARRAY[v.longitude])
        FROM resources r JOIN venues v ON v.id = r.venue_id
-      WHERE r.id = p_resource;
+      WHERE r.id = NEW.resource_id;
+    RETURN NULL;
 END $$;
+COMMENT ON FUNCTION search_area_day_changed() IS
+    'Deferred row trigger on availability_day_versions: a court''s day stamped stamps its search area on that date.';
+CREATE CONSTRAINT TRIGGER availability_day_versions_search_area
+    AFTER INSERT OR UPDATE ON availability_day_versions
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION search_area_day_changed();
 
--- (0019) the court days it stamps stamp their areas
-CREATE OR REPLACE FUNCTION free_slots_refresh(p_courts uuid[], p_dates date[] DEFAULT NULL) RETURNS void
-    LANGUAGE plpgsql
-    SET jit = off
-AS $$
-BEGIN
-    LOCK TABLE free_slots IN ROW EXCLUSIVE MODE;
-    INSERT INTO availability_day_versions (resource_id, booking_date, version)
-    SELECT c.id, d.booking_date, nextval('availability_version_seq')
-      FROM (SELECT DISTINCT u.id FROM unnest(p_courts) u(id) WHERE u.id IS NOT NULL) c
-     CROSS JOIN free_slot_dates d
-     WHERE p_dates IS NULL OR d.booking_date = ANY (p_dates)
-     ORDER BY c.id, d.booking_date
-        ON CONFLICT (resource_id, booking_date)
-        DO UPDATE SET version = nextval('availability_version_seq');
-    IF FOUND THEN                   -- a kept date is concerned
-        PERFORM search_area_bump(array_agg(d.booking_date), array_agg(v.latitude),
-                                 array_agg(v.longitude))
-           FROM resources r
-           JOIN venues v ON v.id = r.venue_id
-          CROSS JOIN free_slot_dates d
-          WHERE r.id = ANY (p_courts)
-            AND (p_dates IS NULL OR d.booking_date = ANY (p_dates));
-        PERFORM free_slots_rewrite(p_courts, p_dates);
-    END IF;
-END $$;
-
--- (0019) the versions of days long past are forgotten with the kept dates: a search of such a
--- day is no date kept, so no answer is kept with them, and one kept before shows no slot
--- (every one has started, in every time zone), with an until that has passed when it showed
--- any
+-- (0019) the versions of days three days past are forgotten with the kept dates before them:
+-- no search of such a day is of a kept date, so none is kept with them; one kept before shows
+-- no slot (every one has started, in every time zone), or has an until that has passed
 CREATE OR REPLACE FUNCTION free_slot_dates_keep(p_courts integer DEFAULT 200, p_days integer DEFAULT 14,
                                      p_now timestamptz DEFAULT now(),
                                      OUT dates_added integer, OUT courts_filled integer)
@@ -264,12 +241,15 @@ CREATE TRIGGER players_search_area_delete AFTER DELETE ON players
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION search_area_players_changed();
 
--- The validator of a search's answer: the greatest version of the cells that its radius
--- touches, for its date and both infinities. The cells are those of the radius's bounding box
--- on earthdistance's sphere, a metre to spare: its latitudes, and the longitudes of the widest
--- part of the circle, every longitude when the circle reaches a pole or the antimeridian. Each
--- row of latitude is one range of the primary key, so a search reads about as many entries
--- as it has cells, wherever it is and however many cells the grid holds.
+-- The validator of a search's answer: the versions of every cell that its radius touches, for
+-- its date and both infinities, as one digest (md5 of the list in key order). Each row's
+-- versions only grow and are never handed out twice, so the list changes with every
+-- committed stamp, whichever commits first (a greatest version alone would miss a stamp of
+-- one cell that commits after a greater one of another), and never comes back. The cells are
+-- those of the radius's bounding box on earthdistance's sphere, a metre to spare: its
+-- latitudes, and the longitudes of the widest part of the circle, every longitude when the
+-- circle reaches a pole or the antimeridian. Each row of latitude is one range of the primary
+-- key, so a search reads about as many entries as it has cells, however large the grid.
 CREATE FUNCTION search_validator(p_lat double precision, p_lng double precision,
                                  p_radius_km numeric, p_date date) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -280,7 +260,7 @@ DECLARE
     dlng double precision;
     lng_lo integer := search_cell(-180);
     lng_hi integer := search_cell(180);
-    v bigint;
+    v text;
 BEGIN
     IF angle < pi() / 2 - radians(abs(p_lat)) THEN
         dlng := degrees(asin(sin(angle) / cos(radians(p_lat))));
@@ -289,18 +269,17 @@ BEGIN
             lng_hi := search_cell(p_lng + dlng);
         END IF;
     END IF;
-    SELECT max(c.version) INTO v
-      FROM unnest(ARRAY[p_date, '-infinity', 'infinity']::date[]) d(day)
+    SELECT md5(COALESCE(string_agg(a.version::text, ',' ORDER BY a.day, a.cell_lat, a.cell_lng), ''))
+      INTO v
+      FROM unnest(ARRAY['-infinity', p_date, 'infinity']::date[]) d(day)
      CROSS JOIN generate_series(search_cell(p_lat - dlat), search_cell(p_lat + dlat)) l(cell_lat)
-     CROSS JOIN LATERAL (SELECT max(a.version) AS version
-                           FROM search_area_versions a
-                          WHERE a.day = d.day
-                            AND a.cell_lat = l.cell_lat
-                            AND a.cell_lng BETWEEN lng_lo AND lng_hi) c;
-    RETURN COALESCE(v, 0)::text;
+      JOIN search_area_versions a ON a.day = d.day
+                                 AND a.cell_lat = l.cell_lat
+                                 AND a.cell_lng BETWEEN lng_lo AND lng_hi;
+    RETURN v;
 END $$;
 COMMENT ON FUNCTION search_validator(double precision, double precision, numeric, date) IS
-    'The validator of a search''s answer: the greatest version of search_area_versions around it.';
+    'The validator of a search''s answer: a digest of the versions of search_area_versions around it.';
 
 -- ---- 2. until when -------------------------------------------------------------------------
 

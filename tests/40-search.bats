@@ -480,7 +480,7 @@ hold() {
 		read -r from to skill limit <<<"$q"
 		[ "$(rows search_answer "$from" "$to" "$skill" "$limit" "$T0")" = \
 		  "$(rows match_search_rows "$from" "$to" "$skill" "$limit" "$T0")" ]
-		[[ $(kept "$from" "$to" "$skill" "$limit") =~ ^[0-9]+\ ([0-9]+|f)$ ]]
+		[[ $(kept "$from" "$to" "$skill" "$limit") =~ ^[0-9a-f]{32}\ ([0-9]+|f)$ ]]
 	done
 	[ "$(rows search_answer 08:00:00 12:00:00 ANY 50 "$T0" | wc -l)" -ge 4 ]
 	[ "$(D=$(local_date 40) rows search_answer 08:00:00 12:00:00 ANY 50 "$T0")" = \
@@ -518,4 +518,34 @@ hold() {
 	[ "$UNTIL" = "$(plus '20 minutes')" ]
 	holds 08:00:00 12:00:00 ANY 50
 	[ "$UNTIL" = "$(plus '5 minutes')" ]
+}
+
+@test "a stamp that commits after a greater one of another cell still changes the search's validator" {
+	# two clubs of two owners (an edit stamps its owner's list too), in two cells of the grid
+	a=$(venue_at 0)
+	b=$(fixture_venue "other-$RUN" ACTIVE 40.5068 "$LNG")
+	[ "$(sql "SELECT count(DISTINCT search_cell(latitude)) FROM venues")" = 2 ]
+	validator() { sql "SELECT search_validator($LAT, $LNG, 20, '$D')"; }
+	# an owner's edit of one club, still open: its area's version is drawn
+	mkfifo "$BATS_TEST_TMPDIR/t1.sql"
+	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 <"$BATS_TEST_TMPDIR/t1.sql" \
+		>"$BATS_TEST_TMPDIR/t1.out" 2>&1 3>&- &
+	t1=$!
+	exec 4>"$BATS_TEST_TMPDIR/t1.sql"
+	echo "BEGIN; UPDATE venues SET name = 'First' WHERE id = '$a'; SELECT 'edited';" >&4
+	until grep -qx edited "$BATS_TEST_TMPDIR/t1.out"; do
+		kill -0 "$t1" 2>/dev/null || { cat "$BATS_TEST_TMPDIR/t1.out" >&2; false; }
+		sleep 0.02
+	done
+	# another owner's edit of the other club commits first, with a greater version
+	sql "SET lock_timeout = '10s'; UPDATE venues SET name = 'Second' WHERE id = '$b'"
+	before=$(validator)
+	greatest=$(sql "SELECT max(version) FROM search_area_versions")
+	echo "COMMIT;" >&4
+	exec 4>&-
+	wait "$t1"
+	# the first edit is now committed: the greatest version is the same, the validator is not
+	[ "$(sql "SELECT max(version) FROM search_area_versions")" = "$greatest" ]
+	[ "$(validator)" != "$before" ]
+	[[ $(validator) =~ ^[0-9a-f]{32}$ ]]
 }
