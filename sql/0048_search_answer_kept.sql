@@ -17,11 +17,11 @@
 --    the players who live there (whatever decides whether a match would invite them). The
 --    places stamped are where the venue or the player is, and where it was when it moved.
 --    The stamps take values of availability_version_seq in the same transaction as the
---    change, never handed out twice, so a digest of the versions of the cells a search's
---    radius touches, for its date and both infinities, is a validator: it changes with every
---    committed change that could change the answer. A court's day stamps its cell as the
---    transaction commits (a deferred trigger), so that bookings in one cell wait for each
---    other's commit only. Days three days past are forgotten by the sweeper.
+--    change, never handed out twice, and a row's only grow, so the sum of the versions of the
+--    cells a search's radius touches, for its date and both infinities, is a validator: it
+--    grows with every committed change that could change the answer. A court's day stamps
+--    its cell as the transaction commits (a deferred trigger), so that bookings in one cell
+--    wait for each other's commit only. Days three days past are forgotten by the sweeper.
 --
 -- 2. Until when: the kept slots of a date are bookable but for the clock; what the clock does
 --    to them is known once they are read. The search reads the venues nearest first and stops
@@ -196,7 +196,8 @@ COMMENT ON FUNCTION search_area_moved() IS
     'Row trigger on venues and resources: a venue that moves, or a court given to another venue, stamps the area it leaves.';
 CREATE TRIGGER venues_search_area_moved AFTER UPDATE OF latitude, longitude ON venues
     FOR EACH ROW
-    WHEN (OLD.latitude IS DISTINCT FROM NEW.latitude OR OLD.longitude IS DISTINCT FROM NEW.longitude)
+    WHEN (OLD.latitude IS DISTINCT FROM NEW.latitude
+          OR OLD.longitude IS DISTINCT FROM NEW.longitude)
     EXECUTE FUNCTION search_area_moved();
 CREATE TRIGGER resources_search_area_moved AFTER UPDATE OF venue_id ON resources
     FOR EACH ROW
@@ -241,15 +242,18 @@ CREATE TRIGGER players_search_area_delete AFTER DELETE ON players
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION search_area_players_changed();
 
--- The validator of a search's answer: the versions of every cell that its radius touches, for
--- its date and both infinities, as one digest (md5 of the list in key order). Each row's
--- versions only grow and are never handed out twice, so the list changes with every
--- committed stamp, whichever commits first (a greatest version alone would miss a stamp of
--- one cell that commits after a greater one of another), and never comes back. The cells are
--- those of the radius's bounding box on earthdistance's sphere, a metre to spare: its
--- latitudes, and the longitudes of the widest part of the circle, every longitude when the
--- circle reaches a pole or the antimeridian. Each row of latitude is one range of the primary
--- key, so a search reads about as many entries as it has cells, however large the grid.
+-- The validator of a search's answer: the sum of the versions of every cell that its radius
+-- touches, for its date and both infinities. A row's version only grows (its stamps are drawn
+-- with the row locked, so the last to commit is the greatest), so every committed stamp makes
+-- the sum greater, whichever commits first, and a sum once seen never comes back; the
+-- greatest version alone would miss a stamp of one cell that commits after a greater one of
+-- another. The cells are those of the radius's bounding box on earthdistance's sphere, a
+-- metre to spare: its latitudes, and the longitudes of the widest part of the circle, every
+-- longitude when the circle reaches a pole or the antimeridian. The primary key is read in one
+-- range per day, from the box's south-west cell to its north-east one: the cells of a city,
+-- and every cell of its rows of latitude further on where venues and players are (a grid that
+-- spans a continent would want a row of latitude read at a time; one statement per row cost
+-- 0.23 ms a search where the one range costs 0.12, SELECT 1 0.07, on the bench's CITY).
 CREATE FUNCTION search_validator(p_lat double precision, p_lng double precision,
                                  p_radius_km numeric, p_date date) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -260,7 +264,7 @@ DECLARE
     dlng double precision;
     lng_lo integer := search_cell(-180);
     lng_hi integer := search_cell(180);
-    v text;
+    v numeric;
 BEGIN
     IF angle < pi() / 2 - radians(abs(p_lat)) THEN
         dlng := degrees(asin(sin(angle) / cos(radians(p_lat))));
@@ -269,17 +273,15 @@ BEGIN
             lng_hi := search_cell(p_lng + dlng);
         END IF;
     END IF;
-    SELECT md5(COALESCE(string_agg(a.version::text, ',' ORDER BY a.day, a.cell_lat, a.cell_lng), ''))
-      INTO v
-      FROM unnest(ARRAY['-infinity', p_date, 'infinity']::date[]) d(day)
-     CROSS JOIN generate_series(search_cell(p_lat - dlat), search_cell(p_lat + dlat)) l(cell_lat)
-      JOIN search_area_versions a ON a.day = d.day
-                                 AND a.cell_lat = l.cell_lat
-                                 AND a.cell_lng BETWEEN lng_lo AND lng_hi;
-    RETURN v;
+    SELECT sum(a.version) INTO v
+      FROM search_area_versions a
+     WHERE a.day IN (p_date, '-infinity', 'infinity')
+       AND a.cell_lat BETWEEN search_cell(p_lat - dlat) AND search_cell(p_lat + dlat)
+       AND a.cell_lng BETWEEN lng_lo AND lng_hi;
+    RETURN COALESCE(v, 0)::text;
 END $$;
 COMMENT ON FUNCTION search_validator(double precision, double precision, numeric, date) IS
-    'The validator of a search''s answer: a digest of the versions of search_area_versions around it.';
+    'The validator of a search''s answer: the sum of the versions of search_area_versions around it.';
 
 -- ---- 2. until when -------------------------------------------------------------------------
 
