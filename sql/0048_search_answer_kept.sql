@@ -10,18 +10,19 @@
 --
 -- 1. The validator: search_area_versions keeps a version per cell of a grid (a tenth of a
 --    degree each way, about 11 km by 8.5 km in Madrid) and per day: a local date for what
---    changes the slots of that date (a court's day stamped: a booking, a payment, a
---    cancellation; the kept slots worked out again), '-infinity' for what changes a venue or
---    a court on every date (the venue's or the court's own version: its status, name, place,
+--    changes the kept slots of that date (free_slots written: a booking, a payment, a
+--    cancellation, the court or its rules changed), '-infinity' for what changes a venue or a
+--    court on every date (the venue's or the court's own version: its status, name, place,
 --    time zone, notice, booking window, a schedule, a price rule, a holiday), 'infinity' for
 --    the players who live there (whatever decides whether a match would invite them). The
 --    places stamped are where the venue or the player is, and where it was when it moved.
 --    The stamps take values of availability_version_seq in the same transaction as the
 --    change, never handed out twice, and a row's only grow, so the sum of the versions of the
---    cells a search's radius touches, for its date and both infinities, is a validator: it
---    grows with every committed change that could change the answer. A court's day stamps
---    its cell as the transaction commits (a deferred trigger), so that bookings in one cell
---    wait for each other's commit only. Days three days past are forgotten by the sweeper.
+--    cells a search's radius touches, for its date and both infinities (with the greatest),
+--    is a validator: it grows with every committed change that could change the answer, for
+--    as long as the date is kept and complete (free_slot_dates). Kept slots stamp their cell
+--    as the transaction commits (a deferred trigger), so that bookings in one cell wait for
+--    each other's commit only. Days three days past are forgotten by the sweeper.
 --
 -- 2. Until when: the kept slots of a date are bookable but for the clock; what the clock does
 --    to them is known once they are read. The search reads the venues nearest first and stops
@@ -87,7 +88,9 @@ BEGIN
              WHERE p.day IS NOT NULL AND p.lat IS NOT NULL AND p.lng IS NOT NULL
              ORDER BY 1, 2, 3) k
         ON CONFLICT (day, cell_lat, cell_lng)
-        DO UPDATE SET version = nextval('availability_version_seq');
+        DO UPDATE SET version = nextval('availability_version_seq')
+        -- stamped already by this transaction (a court's kept row deleted, then written again)
+        WHERE a.xmin <> pg_current_xact_id()::xid;
 END $$;
 COMMENT ON FUNCTION search_area_bump(date[], double precision[], double precision[]) IS
     'Stamps a new version on the search areas of some points and days.';
@@ -108,25 +111,41 @@ BEGIN
       WHERE v.id IN (p_scope, (SELECT r.venue_id FROM resources r WHERE r.id = p_scope));
 END $$;
 
--- A court's day stamped (availability_day_bump, free_slots_refresh: a booking, a payment, a
--- cancellation, its kept slots worked out again) stamps its area on that date, as the
--- transaction commits: every booking of a cell and day stamps the same row, and its lock is
--- then held for the commit alone, not for the rest of the booking's work (4 writers on the
--- courts of one cell and day: 2,100 bookings a second against 2,900 without the stamp; 1,400
--- with a stamp taken at once).
-CREATE FUNCTION search_area_day_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+-- The kept slots of a court on a date written (free_slots_rewrite: a booking, a payment, a
+-- cancellation, a lapse the sweeper ends, the court or its rules changed; a date filled by
+-- the sweeper) stamp its venue's area on that date, as the transaction commits: every
+-- booking of a cell and day stamps the same row, and its lock is then held for the commit
+-- alone, not for the rest of the booking's work (4 writers on the courts of one cell and day:
+-- about 2,000 bookings a second against 2,300-2,800 without the stamp; 1,400 with a stamp
+-- taken at once). Only the kept dates have kept slots, and only their searches are kept, so a
+-- booking further ahead stamps nothing. Rows of days past, which the sweeper deletes every
+-- day, stamp nothing either.
+CREATE FUNCTION search_area_slots_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    r free_slots;
 BEGIN
-    PERFORM search_area_bump(ARRAY[NEW.booking_date], ARRAY[v.latitude], ARRAY[v.longitude])
-       FROM resources r JOIN venues v ON v.id = r.venue_id
-      WHERE r.id = NEW.resource_id;
+    IF TG_OP = 'DELETE' THEN
+        r := OLD;
+    ELSE
+        r := NEW;
+    END IF;
+    PERFORM search_area_bump(ARRAY[r.booking_date], ARRAY[v.latitude], ARRAY[v.longitude])
+       FROM venues v
+      WHERE v.id = r.venue_id;
     RETURN NULL;
 END $$;
-COMMENT ON FUNCTION search_area_day_changed() IS
-    'Deferred row trigger on availability_day_versions: a court''s day stamped stamps its search area on that date.';
-CREATE CONSTRAINT TRIGGER availability_day_versions_search_area
-    AFTER INSERT OR UPDATE ON availability_day_versions
+COMMENT ON FUNCTION search_area_slots_changed() IS
+    'Deferred row trigger on free_slots: kept slots written stamp their venue''s search area on their date.';
+CREATE CONSTRAINT TRIGGER free_slots_search_area_insert
+    AFTER INSERT ON free_slots
     DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW EXECUTE FUNCTION search_area_day_changed();
+    FOR EACH ROW EXECUTE FUNCTION search_area_slots_changed();
+CREATE CONSTRAINT TRIGGER free_slots_search_area_delete
+    AFTER DELETE ON free_slots
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW
+    WHEN (OLD.booking_date >= (now() AT TIME ZONE 'UTC')::date - 1)
+    EXECUTE FUNCTION search_area_slots_changed();
 
 -- (0019) the versions of days three days past are forgotten with the kept dates before them:
 -- no search of such a day is of a kept date, so none is kept with them; one kept before shows
@@ -243,17 +262,21 @@ CREATE TRIGGER players_search_area_delete AFTER DELETE ON players
     FOR EACH STATEMENT EXECUTE FUNCTION search_area_players_changed();
 
 -- The validator of a search's answer: the sum of the versions of every cell that its radius
--- touches, for its date and both infinities. A row's version only grows (its stamps are drawn
--- with the row locked, so the last to commit is the greatest), so every committed stamp makes
--- the sum greater, whichever commits first, and a sum once seen never comes back; the
+-- touches, for its date and both infinities, and the greatest of them; NULL when the date is
+-- not kept and complete (its stamps are not kept up, and its answer is not kept). A row's
+-- version only grows (its stamps are drawn with the row locked, so the last to commit is the
+-- greatest), so every committed stamp makes the sum greater, whichever commits first; the
 -- greatest version alone would miss a stamp of one cell that commits after a greater one of
--- another. The cells are those of the radius's bounding box on earthdistance's sphere, a
--- metre to spare: its latitudes, and the longitudes of the widest part of the circle, every
--- longitude when the circle reaches a pole or the antimeridian. The primary key is read in one
--- range per day, from the box's south-west cell to its north-east one: the cells of a city,
--- and every cell of its rows of latitude further on where venues and players are (a grid that
--- spans a continent would want a row of latitude read at a time; one statement per row cost
--- 0.23 ms a search where the one range costs 0.12, SELECT 1 0.07, on the bench's CITY).
+-- another. The greatest tells apart what rows deleted could make the sum meet again: a day
+-- forgotten (it is past, its searches find nothing), a database emptied (every stamp after it
+-- is greater than any before). The cells are those of the radius's bounding box on
+-- earthdistance's sphere, a metre to spare: its latitudes, and the longitudes of the widest
+-- part of the circle, every longitude when the circle reaches a pole or the antimeridian. The
+-- primary key is read in one range per day, from the box's south-west cell to its north-east
+-- one: the cells of a city, and every cell of its rows of latitude further on where venues
+-- and players are (a grid that spans a continent would want a row of latitude read at a time;
+-- one statement per row cost 0.23 ms a search where the one range costs 0.12, SELECT 1 0.07,
+-- on the bench's CITY).
 CREATE FUNCTION search_validator(p_lat double precision, p_lng double precision,
                                  p_radius_km numeric, p_date date) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE
@@ -264,8 +287,13 @@ DECLARE
     dlng double precision;
     lng_lo integer := search_cell(-180);
     lng_hi integer := search_cell(180);
-    v numeric;
+    v_sum numeric;
+    v_max bigint;
 BEGIN
+    -- only a kept date's answer is kept: only its stamps are kept up
+    IF NOT EXISTS (SELECT FROM free_slot_dates d WHERE d.booking_date = p_date AND d.complete) THEN
+        RETURN NULL;
+    END IF;
     IF angle < pi() / 2 - radians(abs(p_lat)) THEN
         dlng := degrees(asin(sin(angle) / cos(radians(p_lat))));
         IF p_lng - dlng >= -180 AND p_lng + dlng <= 180 THEN
@@ -273,15 +301,15 @@ BEGIN
             lng_hi := search_cell(p_lng + dlng);
         END IF;
     END IF;
-    SELECT sum(a.version) INTO v
+    SELECT sum(a.version), max(a.version) INTO v_sum, v_max
       FROM search_area_versions a
      WHERE a.day IN (p_date, '-infinity', 'infinity')
        AND a.cell_lat BETWEEN search_cell(p_lat - dlat) AND search_cell(p_lat + dlat)
        AND a.cell_lng BETWEEN lng_lo AND lng_hi;
-    RETURN COALESCE(v, 0)::text;
+    RETURN COALESCE(v_sum, 0) || '.' || COALESCE(v_max, 0);
 END $$;
 COMMENT ON FUNCTION search_validator(double precision, double precision, numeric, date) IS
-    'The validator of a search''s answer: the sum of the versions of search_area_versions around it.';
+    'The validator of a search''s answer: the sum and the greatest of the versions of search_area_versions around it; NULL when its date is not kept and complete.';
 
 -- ---- 2. until when -------------------------------------------------------------------------
 
@@ -421,10 +449,7 @@ DECLARE
     v_until timestamptz;
     v_seen search_visited_slot[];
 BEGIN
-    -- only a kept date's answer can tell until when it holds (search_kept_visit)
-    IF EXISTS (SELECT FROM free_slot_dates d WHERE d.booking_date = p_date AND d.complete) THEN
-        v_validator := search_validator(p_lat, p_lng, p_radius_km, p_date);
-    END IF;
+    v_validator := search_validator(p_lat, p_lng, p_radius_km, p_date);
     IF v_validator IS NULL THEN
         RETURN QUERY
         SELECT m.*, NULL::text, NULL::bigint
