@@ -325,7 +325,9 @@ asql -v d="$kept_date" <<-'SQL' >"$work/create-kept-ids.txt"
 [ "$(asql -v d="$kept_date" <<<"SELECT count(*) FROM free_slot_dates WHERE booking_date = :'d'::date AND complete")" = 1 ] ||
 	log "create_kept: $kept_date is not a complete kept date"
 create_day=15	# walk dates: one per wrk run, after the data sets' two weeks
-search_q="lat=$centre_lat&lng=$centre_lng&date=$search_date&startTimeFrom=18:00:00&startTimeTo=20:00:00"
+# the searches' date and window, around the centre (search.lua: around another point each)
+search_when="date=$search_date&startTimeFrom=18:00:00&startTimeTo=20:00:00"
+search_q="lat=$centre_lat&lng=$centre_lng&$search_when"
 
 case_url() {
 	case $1 in
@@ -540,7 +542,7 @@ slots_env() {
 # search_env THREADS: the environment of search.lua, a run further along the walk each time
 search_env() {
 	envs=("BENCH_SEARCH_LAT=$centre_lat" "BENCH_SEARCH_LNG=$centre_lng"
-		"BENCH_SEARCH_QUERY=date=$search_date&startTimeFrom=18:00:00&startTimeTo=20:00:00"
+		"BENCH_SEARCH_QUERY=$search_when"
 		"BENCH_SEARCH_THREADS=$1" "BENCH_SEARCH_SHIFT=$search_shift")
 	search_shift=$((search_shift + 100003))
 }

@@ -480,7 +480,7 @@ hold() {
 		read -r from to skill limit <<<"$q"
 		[ "$(rows search_answer "$from" "$to" "$skill" "$limit" "$T0")" = \
 		  "$(rows match_search_rows "$from" "$to" "$skill" "$limit" "$T0")" ]
-		[[ $(kept "$from" "$to" "$skill" "$limit") =~ ^[0-9]+\ ([0-9]+|f)$ ]]
+		[[ $(kept "$from" "$to" "$skill" "$limit") =~ ^[0-9]+\.[0-9]+\ ([0-9]+|f)$ ]]
 	done
 	[ "$(rows search_answer 08:00:00 12:00:00 ANY 50 "$T0" | wc -l)" -ge 4 ]
 	[ "$(D=$(local_date 40) rows search_answer 08:00:00 12:00:00 ANY 50 "$T0")" = \
@@ -547,5 +547,5 @@ hold() {
 	# the first edit is now committed: the greatest version is the same, the validator is not
 	[ "$(sql "SELECT max(version) FROM search_area_versions")" = "$greatest" ]
 	[ "$(validator)" != "$before" ]
-	[ "$(validator)" -gt "$before" ]
+	[ "$(validator | cut -d. -f1)" -gt "$(cut -d. -f1 <<<"$before")" ]
 }

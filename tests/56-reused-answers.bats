@@ -12,9 +12,9 @@
 load test_helper
 load match_helper
 
-# the validator (the versions the answer was read under) and its key's hash, then until when
-# it holds if nothing is written ("f": until a write)
-ETAG_RE='^"[0-9]+(\.[0-9]+\.[0-9]+)?\.[0-9a-f]{8}-([0-9]+|f)"$'
+# the validator (the versions the answer was read under, dotted) and its key's hash, then
+# until when it holds if nothing is written ("f": until a write)
+ETAG_RE='^"[0-9]+(\.[0-9]+)*\.[0-9a-f]{8}-([0-9]+|f)"$'
 
 setup() {
 	reset_db
