@@ -113,22 +113,11 @@ voluntary_switches() {
 # venues_locked: a session of its own holds the venues table (ACCESS EXCLUSIVE) until
 # venues_unlocked, so that a request reading it waits in the middle of its work.
 venues_locked() {
-	mkfifo "$BATS_TEST_TMPDIR/lock.sql"
-	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 <"$BATS_TEST_TMPDIR/lock.sql" \
-		>"$BATS_TEST_TMPDIR/lock.out" 2>&1 3>&- &
-	LOCKER=$!
-	exec 4>"$BATS_TEST_TMPDIR/lock.sql"
-	echo "BEGIN; LOCK TABLE venues IN ACCESS EXCLUSIVE MODE; SELECT 'locked';" >&4
-	until grep -qx locked "$BATS_TEST_TMPDIR/lock.out"; do
-		kill -0 "$LOCKER" 2>/dev/null || { cat "$BATS_TEST_TMPDIR/lock.out" >&2; return 1; }
-		sleep 0.02
-	done
+	held_open "LOCK TABLE venues IN ACCESS EXCLUSIVE MODE"
 }
 
 venues_unlocked() {
-	echo "COMMIT;" >&4
-	exec 4>&-
-	wait "$LOCKER"
+	held_commit
 }
 
 # waiting_on_lock: the number of the program's sessions that wait for a lock

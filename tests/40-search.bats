@@ -527,23 +527,12 @@ hold() {
 	[ "$(sql "SELECT count(DISTINCT search_cell(latitude)) FROM venues")" = 2 ]
 	validator() { sql "SELECT search_validator($LAT, $LNG, 20, '$D')"; }
 	# an owner's edit of one club, still open: its area's version is drawn
-	mkfifo "$BATS_TEST_TMPDIR/t1.sql"
-	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 <"$BATS_TEST_TMPDIR/t1.sql" \
-		>"$BATS_TEST_TMPDIR/t1.out" 2>&1 3>&- &
-	t1=$!
-	exec 4>"$BATS_TEST_TMPDIR/t1.sql"
-	echo "BEGIN; UPDATE venues SET name = 'First' WHERE id = '$a'; SELECT 'edited';" >&4
-	until grep -qx edited "$BATS_TEST_TMPDIR/t1.out"; do
-		kill -0 "$t1" 2>/dev/null || { cat "$BATS_TEST_TMPDIR/t1.out" >&2; false; }
-		sleep 0.02
-	done
+	held_open "UPDATE venues SET name = 'First' WHERE id = '$a'"
 	# another owner's edit of the other club commits first, with a greater version
 	sql "SET lock_timeout = '10s'; UPDATE venues SET name = 'Second' WHERE id = '$b'"
 	before=$(validator)
 	greatest=$(sql "SELECT max(version) FROM search_area_versions")
-	echo "COMMIT;" >&4
-	exec 4>&-
-	wait "$t1"
+	held_commit
 	# the first edit is now committed: the greatest version is the same, the validator is not
 	[ "$(sql "SELECT max(version) FROM search_area_versions")" = "$greatest" ]
 	[ "$(validator)" != "$before" ]

@@ -80,6 +80,15 @@ gone() {
 	done
 }
 
+# booked: org opens a match on $COURT on $DAY at 18:30 through the API; sets match.
+booked() {
+	req POST /api/match/requests -t "$(token org)" -d "$(jq -nc --arg r "$COURT" --arg d "$DAY" \
+		'{resourceId: $r, bookingDate: $d, startTime: "18:30:00", slotDurationMinutes: 90,
+		  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: 40.42, searchLng: -3.70}')"
+	expect 201 || return 1
+	match=$(jqr .id)
+}
+
 # at TIME: the slot starting at TIME of the last answer, as "available price".
 AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 
@@ -112,11 +121,7 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 @test "a match created through the API takes its slot in the very next answer" {
 	settled
 	[ "$(jqr --arg t 18:30:00 "$AT")" = "true 20" ]
-	req POST /api/match/requests -t "$(token org)" -d "$(jq -nc --arg r "$COURT" --arg d "$DAY" \
-		'{resourceId: $r, bookingDate: $d, startTime: "18:30:00", slotDurationMinutes: 90,
-		  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: 40.42, searchLng: -3.70}')"
-	expect 201
-	match=$(jqr .id)
+	booked
 	changed "map(select(.startTime == \"18:30:00\")) | .[0].available" false
 	# and its cancellation through the API frees it again
 	req DELETE "/api/match/requests/$match" -t "$(token org)"
@@ -469,11 +474,7 @@ renewed() {
 	search_asks
 	kept
 	[ "$(jqr -r 'map(.startTime) | join(",")')" = 08:00:00,09:30:00,11:00:00,12:30:00,14:00:00,15:30:00,17:00:00,18:30:00,20:00:00 ]
-	req POST /api/match/requests -t "$(token org)" -d "$(jq -nc --arg r "$COURT" --arg d "$DAY" \
-		'{resourceId: $r, bookingDate: $d, startTime: "18:30:00", slotDurationMinutes: 90,
-		  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: 40.42, searchLng: -3.70}')"
-	expect 201
-	match=$(jqr .id)
+	booked
 	renewed 'map(.startTime) | index("18:30:00")' null
 	req POST "/api/match/requests/$match/confirm-payment" -t "$(token org)"
 	expect 200

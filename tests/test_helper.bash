@@ -172,6 +172,29 @@ sql() {
 	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 "$@" -c "$q"
 }
 
+# held_open SQL: a session of its own begins a transaction, runs SQL in it and holds it open
+# (its locks, its uncommitted writes) until held_commit; returns once SQL has run.
+held_open() {
+	rm -f "$BATS_TEST_TMPDIR/held.sql"
+	mkfifo "$BATS_TEST_TMPDIR/held.sql"
+	psql "$PSQL_ADMIN" -X -q -tA -v ON_ERROR_STOP=1 <"$BATS_TEST_TMPDIR/held.sql" \
+		>"$BATS_TEST_TMPDIR/held.out" 2>&1 3>&- &
+	HELD=$!
+	exec 4>"$BATS_TEST_TMPDIR/held.sql"
+	echo "BEGIN; $1; SELECT 'held';" >&4
+	until grep -qx held "$BATS_TEST_TMPDIR/held.out"; do
+		kill -0 "$HELD" 2>/dev/null || { cat "$BATS_TEST_TMPDIR/held.out" >&2; return 1; }
+		sleep 0.02
+	done
+}
+
+# held_commit: commits the transaction of held_open and waits for its session to end.
+held_commit() {
+	echo "COMMIT;" >&4
+	exec 4>&-
+	wait "$HELD"
+}
+
 # reset_db: every table emptied, so each test starts from known data. Users stay: a user row
 # is never deleted in production, so FastCGI workers may keep (iss, sub) -> id in memory.
 # The dates whose free slots are kept stay too (sql/0019_free_slots.sql): emptied with the
