@@ -556,23 +556,20 @@ renewed() {
 	search_asks 40.4168 "&skillLevel=INTERMEDIATE"
 	kept
 	[ "$(jqr -c 'map(.eligiblePlayersNearby) | unique')" = '[1]' ]
-	profile() {	# profile LEVEL LAT: the player's profile as PUT takes it
-		jq -nc --arg l "$1" --argjson lat "$2" '{displayName: "Newcomer", skillLevel: $l,
-			homeLatitude: $lat, homeLongitude: -3.70, matchNotifications: true}'
+	# profiled LEVEL LAT COUNT: the newcomer's profile put through the API with that level
+	# and home latitude; the next searches count COUNT players
+	profiled() {
+		req PUT /api/players/me -t "$(token newcomer)" -d "$(jq -nc --arg l "$1" \
+			--argjson lat "$2" '{displayName: "Newcomer", skillLevel: $l, homeLatitude: $lat,
+			homeLongitude: -3.70, matchNotifications: true}')"
+		expect 200 || return 1
+		renewed 'map(.eligiblePlayersNearby) | unique' "[$3]"
 	}
-	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile INTERMEDIATE 40.42)"
-	expect 200
-	renewed 'map(.eligiblePlayersNearby) | unique' '[2]'
-	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile ADVANCED 40.42)"
-	expect 200
-	renewed 'map(.eligiblePlayersNearby) | unique' '[1]'
-	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile INTERMEDIATE 40.42)"
-	expect 200
-	renewed 'map(.eligiblePlayersNearby) | unique' '[2]'
+	profiled INTERMEDIATE 40.42 2
+	profiled ADVANCED 40.42 1
+	profiled INTERMEDIATE 40.42 2
 	# 40 km north, in another cell: no longer nearby
-	req PUT /api/players/me -t "$(token newcomer)" -d "$(profile INTERMEDIATE 40.78)"
-	expect 200
-	renewed 'map(.eligiblePlayersNearby) | unique' '[1]'
+	profiled INTERMEDIATE 40.78 1
 }
 
 @test "a ban that lapses counts its player in the next search with no write at all" {
