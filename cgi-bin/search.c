@@ -82,7 +82,7 @@ search(struct req *r)
 	const char *date = NULL, *from = NULL, *to = NULL;
 	const char *format = "TWO_VS_TWO", *skill = "ANY";
 	const char *args[11], *key;
-	bool have_from, have_to, keep;
+	bool have_from, have_to, kept, keep;
 	PGresult *res;
 
 	query_latitude(r, "lat", IN_REQUIRED, &lat);
@@ -122,7 +122,8 @@ search(struct req *r)
 	    args[2], args[3], args[4], args[5], args[6], args[7], args[8], args[9], args[10]);
 
 	/* a kept answer, or the client's, is sent again while its validator is unchanged */
-	if (r->if_none_match != NULL || cache_has(key)) {
+	kept = cache_has(key);
+	if (r->if_none_match != NULL || kept) {
 		res = sql_query(r,
 		    "SELECT search_validator($1::float8, $2::float8, $3::numeric, $4::date), "
 		    "       epoch_us(now())",
@@ -134,7 +135,8 @@ search(struct req *r)
 		    CACHE_CONTROL))
 			return;
 	}
-	keep = cache_seen(key);
+	/* an answer kept until now was asked again already, whatever cache_seen remembers */
+	keep = kept || cache_seen(key);
 	res = sql_query_n(r, keep ?
 	    "SELECT * FROM search_answer($1::float8, $2::float8, $3::numeric, $4::date, "
 	    "$5::time, $6::time, $7::int, $8, $9::int, $10::uuid, $11::int)" :
