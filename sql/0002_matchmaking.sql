@@ -123,27 +123,6 @@ CREATE UNIQUE INDEX match_players_active_idx ON match_players (match_request_id,
     WHERE left_at IS NULL;
 CREATE INDEX match_players_player_idx ON match_players (player_id, joined_at);
 
--- Keeps the team counters of match_requests in step with match_players; the CHECK on the
--- counters then refuses a player too many even if two joins race.
-CREATE FUNCTION match_players_count() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    IF TG_OP = 'INSERT' AND NEW.left_at IS NULL THEN
-        UPDATE match_requests
-           SET team_a_count = team_a_count + (NEW.team = 'TEAM_A')::int,
-               team_b_count = team_b_count + (NEW.team = 'TEAM_B')::int
-         WHERE id = NEW.match_request_id;
-    ELSIF TG_OP = 'UPDATE' AND OLD.left_at IS NULL AND NEW.left_at IS NOT NULL THEN
-        UPDATE match_requests
-           SET team_a_count = team_a_count - (OLD.team = 'TEAM_A')::int,
-               team_b_count = team_b_count - (OLD.team = 'TEAM_B')::int
-         WHERE id = OLD.match_request_id;
-    END IF;
-    RETURN NULL;
-END $$;
-COMMENT ON FUNCTION match_players_count() IS 'Maintains match_requests.team_a_count / team_b_count.';
-CREATE TRIGGER match_players_count AFTER INSERT OR UPDATE OF left_at ON match_players
-    FOR EACH ROW EXECUTE FUNCTION match_players_count();
-
 CREATE TABLE invitations (
     id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     match_request_id uuid NOT NULL REFERENCES match_requests(id),

@@ -29,35 +29,3 @@ CREATE INDEX players_home_earth_idx ON players USING gist (earth_point(home_lati
     WHERE home_latitude IS NOT NULL AND match_notifications;
 COMMENT ON INDEX players_home_earth_idx IS
     'Eligible players around a point: earth_box(earth_point(lat, lng), r) @> earth_point(home_latitude, home_longitude).';
-
--- Every function of this schema that calls ll_to_earth is recreated calling earth_point
--- instead, from its own current definition (so a migration before this one that redefined
--- one is kept as it is, apart from the call).
-DO $$
-DECLARE
-    f oid;
-BEGIN
-    FOR f IN
-        SELECT p.oid
-          FROM pg_proc p
-         WHERE p.pronamespace = 'public'::regnamespace
-           AND p.proname <> 'earth_point'
-           AND NOT EXISTS (SELECT 1 FROM pg_depend d
-                            WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
-                              AND d.deptype = 'e')
-           AND CASE WHEN p.prokind IN ('f', 'p')
-                    THEN pg_get_functiondef(p.oid) ~ 'll_to_earth\(' END
-    LOOP
-        EXECUTE regexp_replace(pg_get_functiondef(f), '(public\.)?ll_to_earth\(', 'earth_point(', 'g');
-    END LOOP;
-    IF EXISTS (SELECT 1 FROM pg_proc p
-                WHERE p.pronamespace = 'public'::regnamespace
-                  AND NOT EXISTS (SELECT 1 FROM pg_depend d
-                                   WHERE d.classid = 'pg_proc'::regclass AND d.objid = p.oid
-                                     AND d.deptype = 'e')
-                  AND CASE WHEN p.prokind IN ('f', 'p')
-                           THEN pg_get_functiondef(p.oid) ~ 'll_to_earth\(' END) THEN
-        RAISE EXCEPTION 'a function still calls ll_to_earth';
-    END IF;
-END
-$$;

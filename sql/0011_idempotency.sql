@@ -25,21 +25,3 @@ COMMENT ON COLUMN idempotency_keys.content_type IS 'Content-Type of the first an
 COMMENT ON COLUMN idempotency_keys.body IS 'Body of the first answer, NULL for 204.';
 COMMENT ON COLUMN idempotency_keys.created_at IS 'When the key was first used.';
 CREATE INDEX idempotency_keys_age_idx ON idempotency_keys (created_at);
-
--- Sweeper rule 5: forgets a batch of keys older than a day (they are kept at least that long).
-CREATE FUNCTION sweep_idempotency_keys(p_limit integer, p_now timestamptz DEFAULT now())
-    RETURNS integer
-    LANGUAGE sql
-AS $$
-    WITH old AS (
-        DELETE FROM idempotency_keys k
-         USING (SELECT user_id, key FROM idempotency_keys
-                 WHERE created_at < p_now - interval '24 hours'
-                 ORDER BY created_at LIMIT p_limit
-                   FOR UPDATE SKIP LOCKED) b
-         WHERE k.user_id = b.user_id AND k.key = b.key
-        RETURNING 1)
-    SELECT count(*)::integer FROM old;
-$$;
-COMMENT ON FUNCTION sweep_idempotency_keys(integer, timestamptz) IS
-    'Sweeper rule 5: deletes a batch of idempotency keys older than 24 hours.';

@@ -23,6 +23,3 @@ CREATE INDEX match_requests_player_holds_idx ON match_requests (organizer_id, ex
     WHERE status = 'PENDING_PAYMENT';
 COMMENT ON INDEX match_requests_player_holds_idx IS
     'A player''s unpaid holds by expiry: the hold limit counts the live ones.';
-
--- (0021's function, its statement unchanged) planned without the values
-ALTER FUNCTION hold_limit_check(uuid, integer, timestamptz) SET plan_cache_mode = force_generic_plan;

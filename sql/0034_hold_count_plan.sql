@@ -21,25 +21,3 @@ DROP INDEX match_requests_player_holds_idx;
 CREATE INDEX match_requests_organizer_expiry_idx ON match_requests (organizer_id, expires_at);
 COMMENT ON INDEX match_requests_organizer_expiry_idx IS
     'A player''s requests by end of payment window: the hold limit counts the live unpaid ones.';
-
--- (0021, restated) the status through a variable; planned without the values, as in 0031
-CREATE OR REPLACE FUNCTION hold_limit_check(p_player uuid, p_max integer, p_now timestamptz)
-    RETURNS void
-    LANGUAGE plpgsql
-    SET plan_cache_mode = force_generic_plan
-AS $$
-DECLARE
-    -- a parameter of the plan, not a constant: see the header of 0034
-    v_unpaid text := 'PENDING_PAYMENT';
-BEGIN
-    PERFORM 1 FROM users WHERE id = p_player FOR UPDATE;
-    IF p_max IS NOT NULL AND (SELECT count(DISTINCT COALESCE(sm.series_id, m.id))
-                                FROM match_requests m
-                                LEFT JOIN match_series_matches sm ON sm.match_request_id = m.id
-                               WHERE m.organizer_id = p_player AND m.status = v_unpaid
-                                 AND m.expires_at > p_now) >= p_max THEN
-        PERFORM lifecycle_fail(409, 'HOLD_LIMIT',
-            format('You already hold %s unpaid matches, the most allowed; pay for or cancel one first.',
-                   p_max));
-    END IF;
-END $$;

@@ -28,26 +28,7 @@ setup() {
 }
 
 teardown() {
-	local db
-	for db in ${SCRATCH:-}; do
-		psql "$(admin_on postgres)" -X -q -c "DROP DATABASE IF EXISTS $db" 2>/dev/null ||
-			true
-	done
-}
-
-# admin_on DB: the superuser's conninfo on another database of the suite's cluster.
-admin_on() {
-	echo "${PSQL_ADMIN/dbname=courts/dbname=$1}"
-}
-
-# scratch_db NAME: an empty database with the schema, owned by the service's role (dropped
-# by teardown when named in SCRATCH).
-scratch_db() {
-	psql "$(admin_on postgres)" -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $1" \
-		-c "CREATE DATABASE $1 OWNER courts" &&
-	psql "$(admin_on "$1")" -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION cube" \
-		-c "CREATE EXTENSION earthdistance" -c "CREATE EXTENSION btree_gist" &&
-	"$COURTS_ROOT/scripts/migrate.sh" "${DATABASE_URL/dbname=courts/dbname=$1}" >/dev/null
+	drop_scratch
 }
 
 # agrees OUTPUT N: the model's output ends in agreement after N sequences.

@@ -219,6 +219,30 @@ reset_db() {
 	     END \$\$"
 }
 
+# admin_on DB: the superuser's conninfo on another database of the suite's cluster.
+admin_on() {
+	echo "${PSQL_ADMIN/dbname=courts/dbname=$1}"
+}
+
+# scratch_db NAME [MIGRATE]: an empty database with the schema of MIGRATE (default this
+# tree's scripts/migrate.sh), owned by the service's role (dropped by drop_scratch).
+scratch_db() {
+	psql "$(admin_on postgres)" -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $1" \
+		-c "CREATE DATABASE $1 OWNER courts" &&
+	psql "$(admin_on "$1")" -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION cube" \
+		-c "CREATE EXTENSION earthdistance" -c "CREATE EXTENSION btree_gist" &&
+	"${2:-$COURTS_ROOT/scripts/migrate.sh}" "${DATABASE_URL/dbname=courts/dbname=$1}" >/dev/null
+}
+
+# drop_scratch: drops the databases named in SCRATCH (for teardown).
+drop_scratch() {
+	local db
+	for db in ${SCRATCH:-}; do
+		psql "$(admin_on postgres)" -X -q -c "DROP DATABASE IF EXISTS $db" 2>/dev/null ||
+			true
+	done
+}
+
 # user_id SUB: the local id of the token subject SUB, created if new.
 user_id() {
 	sql "INSERT INTO users (issuer, subject) VALUES ('${JWT_ISSUER:-https://auth.courts.local/}', '$1')

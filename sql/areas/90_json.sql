@@ -1,0 +1,362 @@
+CREATE OR REPLACE FUNCTION json_image(id uuid, url text, public_id text) RETURNS json
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN json_build_object('id', id, 'url', url, 'publicId', public_id);
+COMMENT ON FUNCTION json_image(uuid, text, text) IS 'Image object of a venue or resource.';
+
+-- Venue object. `public_view` counts only the resources players can see.
+-- Written as a one-row set-returning function because PostgreSQL inlines those into the
+-- calling query even with sub-selects (a scalar SQL function with sub-selects is called row
+-- by row instead): lists use `CROSS JOIN LATERAL venue_doc(v) d` and cost a third of
+-- json_venue(v) per row. json_venue() is the same object for single-row use.
+CREATE OR REPLACE FUNCTION venue_doc(v venues, public_view boolean DEFAULT false) RETURNS TABLE (doc json)
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT json_build_object(
+        'id', v.id,
+        'ownerId', v.owner_id,
+        'name', v.name,
+        'description', v.description,
+        'street', v.street,
+        'city', v.city,
+        'country', v.country,
+        'postalCode', v.postal_code,
+        'latitude', v.latitude,
+        'longitude', v.longitude,
+        'timezone', v.timezone,
+        'status', v.status,
+        'rejectReason', v.reject_reason,
+        'images', COALESCE((SELECT json_agg(json_image(i.id, i.url, i.public_id) ORDER BY i.created_at, i.id)
+                              FROM venue_images i WHERE i.venue_id = v.id), '[]'),
+        'resourceCount', (SELECT count(*) FROM resources r
+                           WHERE r.venue_id = v.id AND (NOT public_view OR r.status = 'ACTIVE')),
+        'createdAt', api_ts(v.created_at),
+        'updatedAt', api_ts(v.updated_at));
+END;
+COMMENT ON FUNCTION venue_doc(venues, boolean) IS 'Venue object as the API shows it, as a one-row set (inlined in lists).';
+
+CREATE OR REPLACE FUNCTION json_venue(v venues, public_view boolean DEFAULT false) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT d.doc FROM venue_doc(v, public_view) d
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_venue(venues, boolean) IS 'Venue object as the API shows it.';
+
+-- Resource object; a one-row set for the same reason as venue_doc.
+CREATE OR REPLACE FUNCTION resource_doc(r resources) RETURNS TABLE (doc json)
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT json_build_object(
+        'id', r.id,
+        'venueId', r.venue_id,
+        'name', r.name,
+        'description', r.description,
+        'type', r.type,
+        'slotDurationMinutes', r.slot_duration_minutes,
+        'status', r.status,
+        'rejectReason', r.reject_reason,
+        'schedules', COALESCE((SELECT json_agg(json_build_object(
+                                   'dayOfWeek', api_day_name(s.day_of_week),
+                                   'openingTime', api_time(s.opening_time),
+                                   'closingTime', api_time(s.closing_time)) ORDER BY s.day_of_week)
+                                 FROM resource_schedules s WHERE s.resource_id = r.id), '[]'),
+        'priceRules', COALESCE((SELECT json_agg(json_build_object(
+                                    'id', p.id,
+                                    'dayType', p.day_type,
+                                    'startTime', api_time(p.start_time),
+                                    'endTime', api_time(p.end_time),
+                                    'price', p.price,
+                                    'currency', p.currency)
+                                    ORDER BY array_position(ARRAY['WEEKDAY', 'WEEKEND', 'HOLIDAY'], p.day_type),
+                                             p.start_time)
+                                  FROM price_rules p WHERE p.resource_id = r.id), '[]'),
+        'images', COALESCE((SELECT json_agg(json_image(i.id, i.url, i.public_id) ORDER BY i.created_at, i.id)
+                              FROM resource_images i WHERE i.resource_id = r.id), '[]'),
+        'createdAt', api_ts(r.created_at),
+        'updatedAt', api_ts(r.updated_at));
+END;
+COMMENT ON FUNCTION resource_doc(resources) IS 'Resource object with schedules, price rules and images, as a one-row set.';
+
+CREATE OR REPLACE FUNCTION json_resource(r resources) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT d.doc FROM resource_doc(r) d
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_resource(resources) IS 'Resource object with schedules, price rules and images.';
+
+-- Booking rules as the owner reads and writes them.
+CREATE OR REPLACE FUNCTION json_booking_rules(v venues) RETURNS json
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT json_build_object(
+        'maxUpcomingPerPlayer', v.max_upcoming_per_player,
+        'maxPerPlayerPerDay', v.max_per_player_per_day,
+        'maxPerPlayerPerWeek', v.max_per_player_per_week,
+        'bookingWindowDays', v.booking_window_days,
+        'minNoticeMinutes', v.min_notice_minutes);
+END;
+COMMENT ON FUNCTION json_booking_rules(venues) IS 'The booking rules of a venue.';
+
+-- Series object: its matches, oldest date first, as they are now, and the dates skipped.
+-- (A body in quotes, not BEGIN ATOMIC: it depends on no row type, so match_requests may
+-- gain columns and json_match_request be restated under it.)
+CREATE OR REPLACE FUNCTION json_match_series(p_series uuid) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT json_build_object(
+        'id', s.id,
+        'created', COALESCE((SELECT json_agg(json_match_request(m) ORDER BY m.booking_date)
+                               FROM match_series_matches sm
+                               JOIN match_requests m ON m.id = sm.match_request_id
+                              WHERE sm.series_id = s.id), '[]'),
+        'skipped', s.skipped)
+      FROM match_series s WHERE s.id = p_series
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_match_series(uuid) IS 'Series object: its match requests and the dates skipped.';
+
+-- A waiting-list entry as its player sees it: its position among those still waiting.
+CREATE OR REPLACE FUNCTION json_waitlist_entry(p_entry uuid) RETURNS json
+    LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT json_build_object(
+        'matchRequestId', w.match_request_id,
+        'playerId', w.player_id,
+        'team', w.team,
+        'position', (SELECT count(*) FROM match_waitlist o
+                      WHERE o.match_request_id = w.match_request_id AND o.ended_at IS NULL
+                        AND (o.joined_at, o.id) <= (w.joined_at, w.id)),
+        'joinedAt', api_ts(w.joined_at))
+      FROM match_waitlist w WHERE w.id = p_entry
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_waitlist_entry(uuid) IS 'Waiting-list entry object with its position.';
+
+-- The match object (0022) gains visibility and competitive, its result, and shows the
+-- shareable token only to p_member (the match's players; the feed shows matches to others).
+CREATE OR REPLACE FUNCTION json_match_request(m match_requests, p_member boolean DEFAULT true) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT json_build_object(
+        'id', m.id,
+        'resourceId', m.resource_id,
+        'bookingDate', m.booking_date,
+        'startTime', api_time(m.start_time),
+        'endTime', api_time(m.end_time),
+        'format', m.format,
+        'skillLevel', m.skill_level,
+        'visibility', m.visibility,
+        'competitive', m.competitive,
+        'status', m.status,
+        'invitationToken', CASE WHEN p_member THEN m.invitation_token END,
+        'availableSlots', match_places_free(m),
+        'pricePerPlayer', m.price_per_player,
+        'currency', m.currency,
+        'courtPrice', m.court_price,
+        'organizerId', m.organizer_id,
+        'customMessage', m.custom_message,
+        'expiresAt', api_ts(m.expires_at),
+        'createdAt', api_ts(m.created_at),
+        'players', COALESCE((SELECT json_agg(json_build_object(
+                                'playerId', p.player_id,
+                                'team', p.team,
+                                'role', p.role,
+                                'joinedAt', api_ts(p.joined_at),
+                                'checkedIn', p.checked_in_at IS NOT NULL,
+                                'checkedInAt', api_ts(p.checked_in_at)) ORDER BY p.joined_at, p.player_id)
+                              FROM match_players p
+                             WHERE p.match_request_id = m.id AND p.left_at IS NULL), '[]'),
+        'waitlistLength', (SELECT count(*) FROM match_waitlist w
+                            WHERE w.match_request_id = m.id AND w.ended_at IS NULL),
+        'result', (SELECT json_build_object('sets', r.sets, 'winner', r.winner, 'status', r.status)
+                     FROM match_results r WHERE r.match_request_id = m.id))
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_match_request(match_requests, boolean) IS
+    'Match request object with its current players and result; the token for its players only.';
+
+-- (0007, restated) The profile gains the rating: rating and ratingDeviation (two decimals),
+-- ratedMatches and effectiveSkillLevel.
+CREATE OR REPLACE FUNCTION json_player(p players) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT json_build_object(
+        'playerId', p.user_id,
+        'displayName', p.display_name,
+        'skillLevel', p.skill_level,
+        'homeLatitude', p.home_latitude,
+        'homeLongitude', p.home_longitude,
+        'matchNotifications', p.match_notifications,
+        'reliabilityScore', p.reliability_score,
+        'noShowCount', p.no_show_count,
+        'bannedUntil', api_ts(p.banned_until),
+        'createdAt', api_ts(p.created_at),
+        'updatedAt', api_ts(p.updated_at),
+        'rating', round(r.rating::numeric, 2),
+        'ratingDeviation', round(r.deviation::numeric, 2),
+        'ratedMatches', r.rated_matches,
+        'effectiveSkillLevel', match_player_level(p.user_id))
+      FROM player_rating(p.user_id, now()) r
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_player(players) IS 'Player profile object as its owner sees it.';
+
+-- The result object of match p_match, or NULL.
+CREATE OR REPLACE FUNCTION json_match_result(p_match uuid) RETURNS json
+    LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT json_build_object('sets', r.sets, 'winner', r.winner, 'status', r.status,
+                             'reportedBy', r.reported_by, 'reportedAt', api_ts(r.reported_at))
+      FROM match_results r WHERE r.match_request_id = p_match
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_match_result(uuid) IS 'Result object of a match: sets, winner, status, who reported it, when.';
+
+-- (0023, restated) The invitation object says PLACE for a granted place.
+CREATE OR REPLACE FUNCTION json_invitation(i invitations) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT json_build_object(
+        'id', i.id,
+        'matchRequestId', i.match_request_id,
+        'kind', CASE WHEN invitation_holds_place(i.kind) THEN i.kind ELSE 'INVITATION' END,
+        'status', CASE WHEN i.status = 'PENDING' AND i.expires_at <= now() THEN 'EXPIRED'
+                       ELSE i.status END,
+        'team', i.team,
+        'expiresAt', api_ts(i.expires_at),
+        'sentAt', api_ts(i.sent_at),
+        'respondedAt', api_ts(i.responded_at),
+        'bookingDate', m.booking_date,
+        'startTime', api_time(m.start_time),
+        'endTime', api_time(m.end_time),
+        'format', m.format,
+        'skillLevel', m.skill_level,
+        'matchStatus', m.status,
+        'availableSlots', match_places_free(m),
+        'pricePerPlayer', m.price_per_player,
+        'currency', m.currency,
+        'customMessage', m.custom_message,
+        'resourceName', r.name,
+        'venueName', v.name,
+        'venueCity', v.city)
+      FROM match_requests m
+      JOIN resources r ON r.id = m.resource_id
+      JOIN venues v ON v.id = r.venue_id
+     WHERE m.id = i.match_request_id
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_invitation(invitations) IS 'Invitation object with the match details.';
+
+-- A place request as its requester and the match's players see it: the requester's
+-- effective level and rating, the answers of the players now in the match and who has yet
+-- to answer while it is open, and the match (without its link token). A request neither
+-- approved nor open (place_request_open) shows CLOSED.
+CREATE OR REPLACE FUNCTION json_place_request(pr place_requests) RETURNS json
+    LANGUAGE plpgsql STABLE
+AS $$
+#variable_conflict use_column
+DECLARE result_ json;
+BEGIN
+    SELECT json_build_object(
+        'id', pr.id,
+        'matchRequestId', pr.match_request_id,
+        'playerId', pr.player_id,
+        'displayName', (SELECT display_name FROM players WHERE user_id = pr.player_id),
+        'effectiveSkillLevel', match_player_level(pr.player_id),
+        'rating', (SELECT round(r.rating::numeric, 2) FROM player_rating(pr.player_id, now()) r),
+        'team', pr.team,
+        'message', pr.message,
+        'status', CASE WHEN pr.status <> 'APPROVED' AND NOT place_request_open(pr, m, now())
+                       THEN 'CLOSED' ELSE pr.status END,
+        'answers', COALESCE((SELECT json_agg(json_build_object(
+                                        'playerId', mp.player_id,
+                                        'answer', CASE WHEN a.approve THEN 'APPROVE'
+                                                       ELSE 'REJECT' END,
+                                        'answeredAt', api_ts(a.answered_at))
+                                    ORDER BY a.answered_at, mp.player_id)
+                               FROM match_players mp
+                               JOIN place_request_answers a
+                                 ON a.place_request_id = pr.id AND a.player_id = mp.player_id
+                              WHERE mp.match_request_id = m.id AND mp.left_at IS NULL), '[]'),
+        'awaiting', COALESCE((SELECT json_agg(mp.player_id ORDER BY mp.joined_at, mp.player_id)
+                                FROM match_players mp
+                               WHERE mp.match_request_id = m.id AND mp.left_at IS NULL
+                                 AND place_request_open(pr, m, now())
+                                 AND NOT EXISTS (SELECT 1 FROM place_request_answers a
+                                                  WHERE a.place_request_id = pr.id
+                                                    AND a.player_id = mp.player_id)), '[]'),
+        'invitationId', pr.invitation_id,
+        'waitlisted', pr.waitlist_id IS NOT NULL,
+        'createdAt', api_ts(pr.created_at),
+        'updatedAt', api_ts(pr.updated_at),
+        'match', json_match_request(m, false))
+      FROM match_requests m
+     WHERE m.id = pr.match_request_id
+      INTO result_;
+    RETURN result_;
+END $$;
+COMMENT ON FUNCTION json_place_request(place_requests) IS
+    'Place request object: the requester, the answers, who has yet to answer, the match.';
+
+-- 0037_join_one_statement: a join is one statement, as the create is (0032).
+--
+-- The three routes that put the caller into a match (an invitation accepted, the shareable
+-- link, the open-match feed) sent BEGIN, the JOIN function, a read of the match's JSON and
+-- COMMIT: four round trips. The programs now send one statement,
+-- match_request_json(<the JOIN function>), as the whole transaction: the JOIN runs first,
+-- as the argument, and the match is read afterwards by a function of its own.
+--
+-- match_request_json is VOLATILE on purpose: a volatile PL/pgSQL function reads with a
+-- snapshot taken when its query starts, after the JOIN before it wrote, so the answer shows
+-- the caller's place and payment. A STABLE function would read with the statement's
+-- snapshot and miss them. A match not found raises, so that the join it follows is rolled
+-- back rather than committed without an answer.
+CREATE OR REPLACE FUNCTION match_request_json(p_id uuid) RETURNS json
+    VOLATILE
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_json json;
+BEGIN
+    SELECT json_match_request(m) INTO v_json FROM match_requests m WHERE m.id = p_id;
+    IF v_json IS NULL THEN
+        RAISE EXCEPTION 'match request % not found', p_id;
+    END IF;
+    RETURN v_json;
+END $$;
+COMMENT ON FUNCTION match_request_json(uuid) IS
+    'The match request''s JSON as the transaction now sees it, writes earlier in the same '
+    'statement included; raises when there is no such match.';
