@@ -162,11 +162,11 @@ BEGIN
 END $$;
 
 -- what the players' statement triggers would have kept: the eligible-player cells
--- (sql/0017_eligible_cells.sql)
+-- (sql/areas/40_players.sql)
 INSERT INTO player_home_cells (cell_lat, cell_lng, skill_level, reliability_score, players)
 SELECT cell_lat, cell_lng, skill_level, reliability_score, players FROM player_home_cells_counted;
 
--- and the search's free slots (sql/0019_free_slots.sql): the kept dates filled again for the
+-- and the search's free slots (sql/areas/30_slots.sql): the kept dates filled again for the
 -- courts loaded, as the sweeper fills a new date
 UPDATE free_slot_dates SET complete = false, filled_after = NULL;
 DO $$

@@ -3,7 +3,7 @@
  * as a player.
  *
  * Accepting an invitation and joining by token are the JOIN transition of
- * sql/0010_lifecycle.sql (match_accept_invitation, match_join_by_token): the match row is
+ * sql/areas/60_lifecycle.sql (match_accept_invitation, match_join_by_token): the match row is
  * locked first so joins of one match run one after the other, the checks are made under that
  * lock, and the team-capacity CHECK of match_requests is the last guard. */
 #include <string.h>

@@ -223,7 +223,7 @@ status_change_answer(struct req *r, const PGresult *res, const char *what, bool 
 /* GET /api/owner/venues?limit=&cursor=: 200 with the caller's venues, oldest first, a page
  * at a time (page.h); 304 when the If-None-Match tag is still the answer; 400 bad limit or
  * cursor; 401, 403. A page is reused (cache.h) while the owner's list version
- * (sql/0015_availability.sql) is unchanged. */
+ * (sql/areas/20_versions.sql) is unchanged. */
 static void
 venues_list(struct req *r)
 {

@@ -1,7 +1,7 @@
 /* players: the caller's own match-making profile, notifications and calendar feed. Any valid
  * token may act as a player; the profile row is created with its defaults on first use. The
- * calendar feeds themselves (of players and of venues, sql/0018_calendar.sql) are served here
- * too, without a token: their secret URL is the credential. */
+ * calendar feeds themselves (of players and of venues, sql/areas/88_calendar.sql) are served
+ * here too, without a token: their secret URL is the credential. */
 #include <stdio.h>
 #include <string.h>
 

@@ -109,7 +109,7 @@ venue_resources(struct req *r)
  * than 366 days ahead at the venue; 404 unknown court, or a court or venue that is not
  * ACTIVE.
  *
- * The answer is reused while its validator (sql/0015_availability.sql) is unchanged and
+ * The answer is reused while its validator (sql/areas/20_versions.sql) is unchanged and
  * time has not changed it: a client's tag gets 304 and a worker's kept answer is sent again,
  * each after one cheap look-up instead of computing the day's slots. */
 static void

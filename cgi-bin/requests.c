@@ -7,9 +7,10 @@
  * players only, everyone else gets 404 (the feed shows open public ones, without their link
  * token).
  *
- * Every write is one transaction around one lifecycle function of sql/0010_lifecycle.sql,
- * which locks the match, checks the rules and writes the state, ledger and notifications;
- * its refusals arrive as problem codes (common/sql.c). Double booking is settled by the
+ * Every write is one transaction around one function of sql/areas/ (the match lifecycle of
+ * 60_lifecycle.sql, or the places, open matches, results and series areas after it), which
+ * locks the match, checks the rules and writes the state, ledger and notifications; its
+ * refusals arrive as problem codes (common/sql.c). Double booking is settled by the
  * exclusion constraint match_requests_no_double_booking, never by a check. */
 #include <math.h>
 #include <string.h>
@@ -169,8 +170,8 @@ request_create(struct req *r)
 
 	if (create_input_or_problem(r, &in) != 0)
 		return;
-	/* the terms, the hold and the answer in one statement (sql/0032_create_path.sql), which
-	 * is the whole transaction */
+	/* the terms, the hold and the answer in one statement (sql/areas/60_lifecycle.sql),
+	 * which is the whole transaction */
 	sql_begin_one(r);
 	res = sql_query(r,
 	    "SELECT match_create($1, $2::boolean, $3::uuid, $4::uuid, $5::date, $6::time, $7::int, "
@@ -252,7 +253,7 @@ withdraw_no_content(struct req *r, const char *sql)
 
 /* DELETE /api/match/requests/{id}/leave [{"substitutePlayerId"}]: 204, the caller is out,
  * refunded what this join paid, and a MATCHED match is OPEN again; a substitute named gets
- * the place first, as a HANDOVER invitation (sql/0023_handover.sql); 400; 401; 404 unknown
+ * the place first, as a HANDOVER invitation (sql/areas/65_places.sql); 400; 401; 404 unknown
  * or not a player, SUBSTITUTE_NOT_FOUND; 409 ORGANIZER_CANNOT_LEAVE, INVALID_STATE (not OPEN
  * or MATCHED), LEAVE_TOO_LATE (48 h or less before the start), SUBSTITUTE_UNAVAILABLE (in
  * this match or another at that time). */
@@ -318,7 +319,7 @@ request_cancel(struct req *r)
 /* POST /api/match/requests/{id}/waitlist {"team": "TEAM_A" | "TEAM_B" | "ANY"}: 201 with the
  * caller's entry, {"matchRequestId", "playerId", "team", "position", "joinedAt"}: when a
  * place of that team frees, the first player on the list who is free at that time gets an
- * exclusive offer of it (an invitation of kind OFFER, sql/0022_waitlist.sql); 400; 401; 404
+ * exclusive offer of it (an invitation of kind OFFER, sql/areas/65_places.sql); 400; 401; 404
  * unknown match, or PRIVATE and the caller not in it; 409 MATCH_NOT_FULL (only a MATCHED
  * match has a list), MATCH_STARTED, ALREADY_IN_MATCH, ALREADY_WAITING, LEVEL_MISMATCH (a
  * competitive PUBLIC match of another level than the caller's effective one). */

@@ -1,14 +1,15 @@
 /* search: free court slots near a point, with the number of players a match opened there
  * would invite (GET /api/match/search). Any valid token may search.
  *
- * The whole search is one statement (match_search_rows, sql/0030_search_rows.sql, with bitmap
- * scans off; the slots from search_slots of sql/0007 and sql/0019): venues nearest first
- * from venues_earth_idx, stopping once `limit` slots are found, and eligible players counted
- * up to 100, from per-cell counts where a city has more than that (sql/0017) and nearest
- * first otherwise, so a search costs about the same in a dense city as in a village. It
- * answers plain rows in the answer's order, which this program writes as JSON.
+ * The whole search is one statement (match_search_rows, sql/areas/85_search.sql, with bitmap
+ * scans off; the slots from search_slots, kept or worked out court by court): venues nearest
+ * first from venues_earth_idx, stopping once `limit` slots are found, and eligible players
+ * counted up to 100, from per-cell counts where a city has more than that
+ * (sql/areas/40_players.sql) and nearest first otherwise, so a search costs about the same in
+ * a dense city as in a village. It answers plain rows in the answer's order, which this
+ * program writes as JSON.
  *
- * A search asked again is reused (cache.h, sql/0048_search_answer_kept.sql): the second time
+ * A search asked again is reused (cache.h, sql/areas/85_search.sql): the second time
  * a process is asked one, it computes it with its validator and until when it holds
  * (search_answer: the same rows for about half as much work again) and keeps it; from then
  * on it sends it again after one look-up of the validator, and a client that sends its ETag
@@ -39,10 +40,9 @@ static const char *const formats[] = { "TWO_VS_TWO", "ONE_VS_ONE", "AMERICANO", 
 static const char *const skills[] = { "ANY", "BEGINNER", "INTERMEDIATE", "ADVANCED",
     "PROFESSIONAL", NULL };
 
-/* The columns of match_search_rows (sql/0030_search_rows.sql): one row per slot, in the
- * answer's order, or one row whose court is NULL when there is none; search_answer
- * (sql/0048_search_answer_kept.sql) adds to every row the answer's validator and until when
- * it holds. */
+/* The columns of match_search_rows (sql/areas/85_search.sql): one row per slot, in the
+ * answer's order, or one row whose court is NULL when there is none; search_answer adds to
+ * every row the answer's validator and until when it holds. */
 enum {
 	COL_DATE_OK, COL_ELIGIBLE, COL_RESOURCE_ID, COL_RESOURCE_NAME, COL_RESOURCE_TYPE,
 	COL_VENUE_ID, COL_VENUE_NAME, COL_VENUE_CITY, COL_VENUE_LAT, COL_VENUE_LNG,

@@ -2,7 +2,7 @@
  *
  * A FastCGI worker serves many requests; an answer it computed can be sent again as long as
  * its validator is unchanged and its time has not run out. The validator is whatever the
- * database says identifies the state the answer was computed from (sql/0015_availability.sql:
+ * database says identifies the state the answer was computed from (sql/areas/20_versions.sql:
  * a value that changes with every write that could change the answer), read in the same
  * statement as the answer; `until` is the instant at which time alone changes it.
  *
@@ -57,7 +57,7 @@ bool cache_answer(struct req *r, const char *key, const char *validator, int64_t
 void cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t until_us,
     const char *cache_control);
 
-/* An instant from the database (epoch_us, sql/0015_availability.sql) as the cache takes it:
+/* An instant from the database (epoch_us, sql/areas/10_basics.sql) as the cache takes it:
  * NULL, an instant that never comes, is CACHE_FOREVER. */
 int64_t cache_us(const char *epoch_us);
 

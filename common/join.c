@@ -21,8 +21,8 @@ match_join_answer(struct req *r, const char *sql, const char *key, const char *s
 	body_enum(r, "team", IN_REQUIRED, teams, &team);
 	if (problem_fields_or_send(r) != 0)
 		return;
-	/* the join and the answer in one statement (sql/0037_join_one_statement.sql), which is
-	 * the whole transaction */
+	/* the join and the answer in one statement (match_request_json,
+	 * sql/areas/90_json.sql), which is the whole transaction */
 	sql_begin_one(r);
 	if ((res = sql_try(r, sql, key, r->user_id, team)) == NULL) {
 		if (strcmp(r->db->err.message, "INVALID_STATE") == 0 ||

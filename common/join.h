@@ -1,13 +1,13 @@
 /* join: the answer of the routes that put the caller into a match (an invitation accepted,
- * the shareable link, the open-match feed): one JOIN transition of sql/0010_lifecycle.sql and
- * the match as committed. */
+ * the shareable link, the open-match feed): one JOIN transition of sql/areas/60_lifecycle.sql
+ * and the match as committed. */
 #ifndef COURTS_JOIN_H
 #define COURTS_JOIN_H
 
 struct req;
 
 /* Runs sql, one statement that is the whole transaction: the JOIN function ($1 key, $2
- * caller, $3 the body's team) inside match_request_json (sql/0037_join_one_statement.sql),
+ * caller, $3 the body's team) inside match_request_json (sql/areas/90_json.sql),
  * and answers 200 with the match as committed; 400 without a team. A join
  * refused because of a lapsed offer (the caller's own: INVALID_STATE; one still holding the
  * place: TEAM_FULL) has its match's lapsed offers passed on by settle ($1 key), in a

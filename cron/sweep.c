@@ -1,5 +1,5 @@
-/* sweep: the cron sweeper. Tidies what time has decided, in seven rules, each a transition
- * of sql/0010_lifecycle.sql (or of the files after it) applied to a batch:
+/* sweep: the cron sweeper. Tidies what time has decided, in eight rules, each a transition
+ * of sql/areas/60_lifecycle.sql (or of another area) applied to a batch:
  *
  *   1. expired holds:  PENDING_PAYMENT past expires_at -> CANCELLED (PAYMENT_EXPIRED), the
  *                      organizer's pending payment cancelled, organizer told PAYMENT_EXPIRED
@@ -18,16 +18,15 @@
  *                      list (a hand-over's, with nobody there, to SUBSTITUTE invitations);
  *                      hand-over windows that closed unfilled -> LAPSED with their deferred
  *                      LATE_ABSENCE, a batch of matches at a time (sweep_offers ->
- *                      match_offers_settle, sql/0022_waitlist.sql, sql/0023_handover.sql,
- *                      sql/0028_sweep_offers_batches.sql);
+ *                      match_offers_settle, sql/areas/65_places.sql);
  *   6. results:        PENDING results of matches that ended 48 hours ago -> CONFIRMED,
  *                      a competitive match's ratings moved, the players told
- *                      (sweep_results -> match_result_rate, sql/0024_open_matches.sql);
+ *                      (sweep_results -> match_result_rate, sql/areas/75_results.sql);
  *   7. retry keys:     Idempotency-Key answers older than 24 hours are forgotten
- *                      (sweep_idempotency_keys, sql/0011_idempotency.sql);
+ *                      (sweep_idempotency_keys, sql/areas/95_sweeper.sql);
  *   8. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:
  *                      past dates forgotten, new ones added and filled a batch of courts
- *                      per transaction (free_slot_dates_keep, sql/0019_free_slots.sql).
+ *                      per transaction (free_slot_dates_keep, sql/areas/30_slots.sql).
  *
  * The API never depends on this program (an expired hold is already ignored by slot and
  * create queries); it only moves rows to the state they would be read as.

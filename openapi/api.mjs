@@ -36,7 +36,7 @@ const TEAM = enumOf('TEAM_A', 'TEAM_B');
 const MATCH_STATUS = enumOf('PENDING_PAYMENT', 'OPEN', 'MATCHED', 'CONFIRMED', 'COMPLETED',
 	'CANCELLED');
 
-// the venue's booking rules, checked on a booking and on a join (sql/0012_fair_use.sql)
+// the venue's booking rules, checked on a booking and on a join (sql/areas/55_fair_use.sql)
 const BOOKING_RULES = ['OUTSIDE_BOOKING_WINDOW', 'TOO_SHORT_NOTICE', 'UPCOMING_LIMIT', 'DAILY_LIMIT',
 	'WEEKLY_LIMIT'];
 

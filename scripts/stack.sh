@@ -533,7 +533,22 @@ start)
 		export DATABASE_URL=$EXTERNAL_DATABASE_URL
 		sed -i "s|^export DATABASE_URL=.*|export DATABASE_URL=\"$EXTERNAL_DATABASE_URL\"|" "$state/env"
 	fi
-	"$here/migrate.sh" "$DATABASE_URL" >"$state/log/migrate.log" 2>&1 ||
+	# UPGRADE_FROM=REV: the database is first migrated as REV's own scripts/migrate.sh and
+	# sql/ made it (the suite proves an upgrade that way, tests/setup_suite.bash)
+	: >"$state/log/migrate.log"
+	if [ -n "${UPGRADE_FROM:-}" ]; then
+		rm -rf "$state/upgrade-from"
+		mkdir -p "$state/upgrade-from"
+		{ git -C "$root" archive "$UPGRADE_FROM" sql scripts/migrate.sh |
+			tar -x -C "$state/upgrade-from" &&
+			"$state/upgrade-from/scripts/migrate.sh" "$DATABASE_URL"; } >>"$state/log/migrate.log" 2>&1 ||
+			{ cat "$state/log/migrate.log" >&2; exit 1; }
+	fi
+	"$here/migrate.sh" "$DATABASE_URL" >>"$state/log/migrate.log" 2>&1 ||
+		{ cat "$state/log/migrate.log" >&2; exit 1; }
+	# the sweeper's first run, as cron's would be: it keeps the search's free slots from
+	# yesterday to 14 days ahead (a new database has none yet)
+	"$build/cron/sweep" >>"$state/log/migrate.log" 2>&1 ||
 		{ cat "$state/log/migrate.log" >&2; exit 1; }
 	set -a; . "$state/env"; set +a
 	[ -z "${PGBOUNCER:-}" ] || pgb_start "$state" "$DATABASE_URL"

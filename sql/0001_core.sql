@@ -1,6 +1,11 @@
--- 0001_core: users, venues, resources (courts), schedules, price rules, images, holidays.
--- Every value the API shows is stored here; JSON shapes are built by the json_* functions in
--- 0003_json.sql so every endpoint answers with the same fields.
+-- 0001_core: the tables of venues and their courts: users, venues, venue_images,
+-- venue_holidays, resources (courts), resource_schedules, price_rules and resource_images;
+-- the timerange type, so that a constraint refuses overlapping price rules; and the
+-- extensions of the geographic index and of the exclusion constraints.
+-- Every value the API shows is stored here; sql/areas/90_json.sql builds the JSON of each
+-- object once, so that every endpoint answers with the same fields.
+-- The rules over these tables: sql/areas/30_slots.sql (a court's slots),
+-- sql/areas/20_versions.sql (the versions their changes stamp), sql/areas/90_json.sql.
 
 CREATE EXTENSION IF NOT EXISTS cube;
 CREATE EXTENSION IF NOT EXISTS earthdistance;

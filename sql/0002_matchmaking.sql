@@ -1,6 +1,11 @@
--- 0002_matchmaking: player profiles, match requests, players of a match, invitations,
--- payments and refunds, notifications (outbox), no-shows and reliability.
+-- 0002_matchmaking: the match-making tables: players (profiles), match_requests, match_players,
+-- invitations, payments and refunds, notifications (the outbox) and reliability_events
+-- (no-shows and reliability), with the constraints that hold whatever the code does: no more
+-- players than places, no double booking of a court.
 -- Nothing here is ever deleted: things that end change status.
+-- The rules over these tables: sql/areas/60_lifecycle.sql (the life of a match),
+-- sql/areas/40_players.sql (who is eligible), sql/areas/50_notifications.sql (the outbox),
+-- sql/areas/65_places.sql (invitations and the places they hold).
 
 CREATE TABLE players (
     user_id             uuid PRIMARY KEY REFERENCES users(id),

@@ -1,15 +1,12 @@
--- 0009_earth_point: the geographic indexes no longer depend on the search path, so ANALYZE
--- (and autovacuum, which runs with an empty search path) can read them.
---
--- earthdistance 1.1's ll_to_earth is an SQL function whose body names cube, earth() and the
--- type earth without a schema. Statistics of an expression index evaluate the expression,
--- and with an empty search path the planner's attempt to inline the body fails
--- ("type "earth" does not exist"): players and ACTIVE venues were never analyzed, and every
--- autovacuum round logged that error. earth_point is the same computation with every name
--- qualified (the extensions live in public, where this project's set-up creates them); the
--- two indexes are rebuilt on it and every function of ours that called ll_to_earth now calls
--- earth_point, so the searches keep their index scans.
+-- 0009_earth_point: the geographic indexes of venues and players are built again on
+-- earth_point, so that ANALYZE and autovacuum, which run with an empty search path, can read
+-- them. earthdistance's ll_to_earth is an SQL function whose body names cube, earth() and the
+-- type earth without a schema: with an empty search path, evaluating an index expression on
+-- it fails ("type "earth" does not exist"), and the two tables were never analyzed.
+-- earth_point is the same computation with every name qualified (the extensions live in public).
+-- The searches over these indexes: sql/areas/40_players.sql and sql/areas/85_search.sql.
 
+-- The indexes below need it here; its current definition is in sql/areas/10_basics.sql.
 CREATE FUNCTION earth_point(lat double precision, lng double precision) RETURNS public.earth
     LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
     RETURN public.cube(public.cube(public.cube(public.earth() * cos(radians(lat)) * cos(radians(lng))),

@@ -1,30 +1,14 @@
--- 0010_lifecycle: the life of a match and of a player in it, written once.
---
--- Every change of the match tables (match_requests, match_players, invitations, payments,
--- reliability, the notifications they cause) goes through one function per transition below;
--- the request handlers and the sweeper call these functions and write nothing themselves.
--- Each function locks what it changes, checks its preconditions, writes the state, the ledger
--- rows and the notifications, and fails with a stable problem code:
---
---     RAISE ... ERRCODE 'CRnnn' (nnn the HTTP status), MESSAGE the code, DETAIL the text
---
--- which common/sql.c turns into the answer. A failed function has written nothing (the
--- transaction rolls back).
---
--- Time: every function takes p_now, defaulting to now(); the service never passes it, so in
--- production "now" is always the database's transaction time. The randomized lifecycle test
--- passes its own clock to move time.
---
--- The rules' numbers stand once each, in match_formats, match_policy and reliability_rules;
--- the allowed status changes in match_transitions, which every status change consults and
--- records in match_status_changes.
---
--- The ledger: a payment is a row per join (payments.entry_id names the match_players row it
--- pays for), a refund names the payment it gives back (payments.refund_of, at most one refund
--- per payment). So a player may leave and rejoin any number of times, and for every join:
--- paid minus refunded is the player's share while they are in the match (or absent, or the
--- match was played), and zero after leaving with a refund, an expired hold or a cancellation,
--- except the organizer's share of a cancellation less than a day ahead, which is kept.
+-- 0010_lifecycle: the numbers and the allowed status changes of the match lifecycle, as data:
+-- match_formats, match_policy and reliability_rules hold each number once, match_transitions
+-- every allowed change of a match status, match_status_changes the history of them.
+-- And a ledger of one payment per join: match_players gets an id, a payment names the join it
+-- pays for (payments.entry_id), a refund the payment it gives back (payments.refund_of, at
+-- most one refund per payment), and the rows already there are linked so. A player may leave
+-- and rejoin any number of times, and for every join paid minus refunded is the player's share
+-- while they are in the match (or absent, or the match was played), and zero after leaving
+-- with a refund, an expired hold or a cancellation, except the organizer's share of a
+-- cancellation less than a day ahead, which is kept.
+-- The rules over these tables: sql/areas/60_lifecycle.sql.
 
 -- ---- the numbers ------------------------------------------------------------------------
 
@@ -151,10 +135,3 @@ ALTER TABLE payments ADD CONSTRAINT payments_refund_names_payment
 DROP INDEX payments_one_refund_idx;
 CREATE UNIQUE INDEX payments_one_refund_per_payment ON payments (refund_of) WHERE kind = 'REFUND';
 CREATE INDEX payments_entry_idx ON payments (entry_id) WHERE kind = 'PAYMENT';
-
--- Invites to a match every eligible player (0005_eligibility.sql) who never played in it and
--- was not invited yet, and tells each one: INVITE (after payment) notifies MATCH_INVITATION,
--- SUBSTITUTE (after an absence) SUBSTITUTE_INVITATION, with {matchRequestId, invitationId}.
--- superseded: 0006 created these on databases set up before this file
-SET LOCAL client_min_messages = warning;
-RESET client_min_messages;

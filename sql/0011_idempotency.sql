@@ -1,10 +1,10 @@
--- 0011_idempotency: safe retries. A client that sends a write with an Idempotency-Key and
--- never sees the answer (a dropped connection, a worker killed after the commit) sends it
--- again with the same key and gets the first answer, without the work being done twice.
---
--- The driver (common/idem.c) claims the key inside the transaction of the write, so the key,
--- the work and the stored answer commit together or not at all; a concurrent repeat waits on
--- the claim and then replays. A write that failed stored nothing, so its repeat runs again.
+-- 0011_idempotency: idempotency_keys, the answers of writes sent with an Idempotency-Key, so
+-- that a client that never saw the answer (a dropped connection, a worker killed after the
+-- commit) sends the write again with the same key and gets the first answer, without the work
+-- being done twice. The driver (common/idem.c) claims the key inside the transaction of the
+-- write, so the key, the work and the answer commit together or not at all; a concurrent
+-- repeat waits on the claim and then replays; a write that failed stored nothing and runs again.
+-- The sweeper deletes the old keys: sql/areas/95_sweeper.sql.
 
 CREATE TABLE idempotency_keys (
     user_id      uuid NOT NULL REFERENCES users (id),

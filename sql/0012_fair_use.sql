@@ -1,16 +1,9 @@
--- 0012_fair_use: one account must not be able to hold every court.
---
---  * A player has at most MAX_UNPAID_HOLDS (configuration, default 2) live holds awaiting
---    payment; the next create is 409 HOLD_LIMIT. Lapsed holds do not count, cron or not.
---  * A venue's owner sets booking rules (all optional, NULL = no limit): how many upcoming
---    matches a player may be in at the venue, how many starting on one local day or in one
---    ISO week, how far ahead a slot may be booked and how soon before its start. Slots outside
---    the window or the notice are listed unavailable; every way into a match (create, join by
---    link, accepting an invitation) is checked in the same transaction as the write, by the
---    lifecycle functions of 0010, so no race gets past them.
---  * An owner has at most MAX_PENDING_VENUES (default 10) venues awaiting approval.
--- Checks for one player run under a lock of the player's users row, so concurrent requests of
--- the same player are counted one after the other.
+-- 0012_fair_use: a venue's booking rules, so that one account cannot hold every court: how
+-- many upcoming matches a player may be in at the venue, how many starting on one local day
+-- or in one ISO week, how far ahead a slot may be booked and how soon before its start (each
+-- optional, NULL = no limit).
+-- The rules over these columns, and the limits on unpaid holds and on venues awaiting
+-- approval: sql/areas/55_fair_use.sql.
 
 ALTER TABLE venues
     ADD COLUMN max_upcoming_per_player integer CHECK (max_upcoming_per_player > 0),

@@ -1,9 +1,8 @@
--- 0013_write_budget: a flood of writes from one account is refused with 429.
---
--- Each caller (a player or an owner; administrators are exempt) has a token bucket of writes:
--- it holds at most p_burst writes and refills at p_per_minute writes a minute. It lives in the
+-- 0013_write_budget: write_budgets, a token bucket of writes per caller, so that a flood of
+-- writes from one account is refused with 429 (administrators are exempt). It lives in the
 -- database because the programs run as separate processes (CGI, mod_fcgid, pools, several
--- machines) that share no memory; one guarded upsert per write keeps it exact under races.
+-- machines) that share no memory.
+-- The rule over this table: sql/areas/55_fair_use.sql (write_budget_spend).
 
 CREATE TABLE write_budgets (
     user_id      uuid PRIMARY KEY REFERENCES users (id),

@@ -1,8 +1,8 @@
--- 0014_paging: the indexes of keyset paging (common/page.h).
---
--- Each list that grows without bound is read a page at a time from its sort key onwards:
--- an index on (filter, sort key) lets a page read only its own rows, however deep it is.
--- Each replaces an index of 0001/0002 that lacked the tie-breaking id.
+-- 0014_paging: the indexes of keyset paging (common/page.h). Each list that grows without
+-- bound is read a page at a time from its sort key onwards: an index on (filter, sort key,
+-- id) lets a page read only its own rows, however deep it is. The indexes of venues,
+-- resources, invitations and notifications that lacked the tie-breaking id are replaced.
+-- The lists that read them: the programs of cgi-bin/, through common/page.h.
 
 DROP INDEX venues_owner_idx;
 CREATE INDEX venues_owner_idx ON venues (owner_id, created_at, id);

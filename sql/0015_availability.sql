@@ -1,28 +1,11 @@
--- 0015_availability: answers that can be reused while nothing they depend on has changed,
--- and an eligible-player count that reads only the players it counts.
---
--- 1. Availability versions. The slots of a court on a date depend on the court, its weekly
---    schedule and price rules, its venue (status, time zone, booking window, notice), the
---    venue's holidays and the live requests on that court and date. Every change to any of
---    them stamps a version row in the same transaction with a fresh value of one sequence:
---    the venue's, the court's, or the court and date's. The three values read in one
---    statement are a validator of the answer read in that same statement: no committed change
---    can leave all three as they were, and no value is ever handed out twice, so a validator
---    once seen never comes back with another answer behind it.
---    Time changes an answer without any write (a slot starts, enters the notice period or
---    the booking window, a payment hold lapses): slot_answer also says until when its answer
---    holds, and a reused answer is never served past that instant.
---
--- 2. eligible_players_count walks players_home_earth_idx nearest first and stops at the cap:
---    a search in a dense city reads about cap index entries instead of every home inside the
---    radius's bounding box (CITY: 2 ms instead of 8-11 ms).
-
--- ---- 2. nearest first --------------------------------------------------------------------
-
--- The eligibility rules (0005), now with the chord distance to the centre, by which
--- players_home_earth_idx can return them nearest first.
-
--- ---- 1. availability versions ------------------------------------------------------------
+-- 0015_availability: versions of what a slot answer depends on, so that an answer can be
+-- reused while nothing under it has changed. Every change to a court, its schedule or price
+-- rules, its venue, the venue's holidays or the live requests of a court and date stamps, in
+-- the same transaction, a fresh value of availability_version_seq on the venue's or the
+-- court's row of answer_versions, or on the court and date's of availability_day_versions.
+-- No committed change leaves all three as they were and no value is handed out twice, so the
+-- three read in one statement are a validator of the answer read in it.
+-- The rules over these tables: sql/areas/20_versions.sql (the stamps and slot_answer).
 
 CREATE SEQUENCE availability_version_seq;
 COMMENT ON SEQUENCE availability_version_seq IS

@@ -1,16 +1,10 @@
--- 0016_delivery: the notifications outbox delivered to a webhook by cron/deliver.c.
---
--- A deliverer claims one due notification at a time (notification_claim): the claim counts
--- the attempt and leases the row until the attempt's deadline has passed, in a transaction
--- of its own that takes the row with FOR UPDATE SKIP LOCKED, so two deliverers never hold the
--- same notification at once. It then POSTs it and reports the outcome: delivered on a 2xx
--- (notification_delivered, once), otherwise a retry after an exponential backoff or, after
--- the last attempt, the dead state (notification_failed), which the operator sees and
--- releases (notifications_retry_dead). A deliverer that dies between sending and reporting
--- leaves the lease to run out: the notification is sent again (at least once).
-
--- a function over the table's row type blocks adding columns: json_notification (0007) is
--- dropped and made again as it was around the change
+-- 0016_delivery: the columns of the delivery of the notifications outbox to a webhook by
+-- cron/deliver.c: the attempts made, the lease of an attempt under way or the backoff after a
+-- failed one (next_attempt_at), the last error, and the dead state after the last attempt,
+-- which the operator sees and releases; and an index of the due notifications. Delivery is at
+-- least once: a deliverer that dies between sending and reporting leaves the lease to run
+-- out, and the notification is sent again.
+-- The rules over these columns: sql/areas/50_notifications.sql.
 
 ALTER TABLE notifications
     ADD COLUMN attempts integer NOT NULL DEFAULT 0

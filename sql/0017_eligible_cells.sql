@@ -1,26 +1,10 @@
--- 0017_eligible_cells: the eligible-player count of a search no longer rescans homes when
--- the area is dense.
---
--- A search answers eligiblePlayersNearby capped at 100 ("100 or more"). Walking the homes
--- nearest first (0015) still reads a hundred-odd GiST entries and checks each one's
--- distance: about 2.5 ms of the 7 ms a CITY search cost. Yet in a city the answer is
--- nearly always the cap, and telling that needs no single home: it is enough to know that
--- more than the cap live in places wholly inside the radius.
---
--- player_home_cells counts, per cell of a fixed grid (a hundredth of a degree each way, about
--- 1.1 km by 0.85 km in Madrid), skill level and reliability score, the players a match could
--- invite whatever the clock says: a home, match notifications on, a skill level, and no ban
--- recorded (banned_until NULL). Statement triggers on players keep it exact in the same
--- transaction as every write. A player whose ban has lapsed keeps banned_until and is not
--- counted: the cells give a lower bound of the eligible players, never more.
---
--- eligible_players_count sums the cells of the largest block of whole cells around the
--- centre whose four corners lie inside the radius (on a sphere the farthest point of such a
--- block from the centre is a corner), a row of cells at a time from the centre outwards, and
--- answers the cap as soon as the sum exceeds it (by one more than the cap, so excluding the
--- caller still leaves the cap). Otherwise, a village, a small radius or the edge of the
--- grid, it counts exactly as before, nearest first up to the cap. Both ways give the same
--- number; tests/63-eligible-cells.bats compares them on random centres.
+-- 0017_eligible_cells: player_home_cells counts the players a match could invite whatever the
+-- clock says (a home, match notifications on, a skill level, no ban recorded) per cell of a
+-- fixed grid, skill level and reliability score, so that the eligible-player count of a search
+-- in a dense area sums whole cells inside the radius instead of reading every home. A player
+-- whose ban has lapsed keeps banned_until and is not counted: the cells give a lower bound.
+-- The rules over this table (the triggers on players that keep it exact, and
+-- eligible_players_count): sql/areas/40_players.sql; the grid (home_cell): sql/areas/10_basics.sql.
 
 -- the grid: cell n of a coordinate spans [n / 100, (n + 1) / 100) degrees
 

@@ -1,16 +1,9 @@
--- 0018_calendar: calendar feeds (iCalendar, RFC 5545) that calendar apps subscribe to.
---
--- A feed is reached by a secret URL, since calendar apps cannot send a bearer token: one
--- secret per player (their matches) and one per venue (its courts' booked time, without
--- names). The secret is 256 bits from PostgreSQL's strong random source (gen_random_uuid
--- twice, 244 random bits, written as 64 hex digits); rotating it makes the old URL answer 404.
---
--- The events are read here as rows; the feed program writes them as iCalendar
--- (cgi-bin/players.c, common/ical.c). Times are UTC instants (DTSTART:...Z): the instants
--- were fixed in the venue's time zone when the match was booked, so they are right across
--- daylight-saving changes without a VTIMEZONE block. SEQUENCE counts the changes an event
--- went through (status changes of the match, joins and leaves of the player), so a
--- cancellation or a leave always raises it.
+-- 0018_calendar: calendar_feeds, the secrets of the calendar feeds (iCalendar, RFC 5545) that
+-- calendar apps subscribe to: one per player (their matches) and one per venue (its courts'
+-- booked time, without names). A feed is reached by a secret URL, since calendar apps cannot
+-- send a bearer token; rotating the secret makes the old URL answer 404.
+-- The rules over this table: sql/areas/88_calendar.sql; the feed program: cgi-bin/players.c
+-- and common/ical.c.
 
 CREATE TABLE calendar_feeds (
     secret     text PRIMARY KEY CONSTRAINT calendar_feeds_secret_check CHECK (secret ~ '^[0-9a-f]{64}$'),

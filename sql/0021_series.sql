@@ -1,9 +1,9 @@
--- 0021_series: weekly series. A group that plays every Tuesday at 19:00 opens the weeks in
--- one call: each date becomes an ordinary match request, made by match_hold (0010) with its
--- own payment hold, booking rules and double-booking guard. A date that cannot be booked is
--- skipped with the code a single booking of it would have been refused with; it is never a
--- reason to refuse the others. The series only groups its matches: it has no state of its
--- own that the lifecycle reads, but for the unpaid-holds limit, where it counts once.
+-- 0021_series: weekly series: match_series, the same court, weekday and time for a number of
+-- weeks, opened in one call, and match_series_matches, the ordinary match request made for
+-- each date. A date that cannot be booked is skipped with its code (match_series.skipped).
+-- The series only groups its matches: the lifecycle reads no state of its own but for the
+-- unpaid-holds limit, where a series counts once.
+-- The rules over these tables: sql/areas/80_series.sql.
 
 CREATE TABLE match_series (
     id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),

@@ -1,22 +1,10 @@
--- 0022_waitlist: a fair waiting list for full matches, with exclusive timed offers.
---
--- A player joins the waiting list of a MATCHED match for one team or for either. When a place
--- frees (a leave or an absence), the first player on the list who is still free to play (not
--- banned, not in another match at that time, not in this one) gets an OFFER: an invitation
--- for that team's place that only they can take until it expires (match_policy.offer_window,
--- 15 minutes). Accepting it in time joins and pays as any join does; declining it or letting
--- it lapse passes the place to the next on the list; with nobody left, the place is open to
--- anyone again. A player leaves the list when offered a place (taken or not).
---
--- The guard: match_requests counts the open offers of each team (offers_a, offers_b, kept by
--- a trigger on invitations), and a CHECK keeps players plus open offers within the team's
--- size. So two open offers for one place, or a place both offered and taken (by the link or
--- by an invitation), cannot be written, whatever the code does.
---
--- Lapsed offers are passed on by every write that touches the match (a join, an accept or a
--- decline, a leave, an absence, the waiting list itself: match_offers_settle first) and by the
--- sweeper's rule for them, so the list moves with or without cron; reads show a lapsed offer
--- as EXPIRED.
+-- 0022_waitlist: a waiting list for full matches (match_waitlist), with exclusive timed
+-- offers: an invitation of kind OFFER holds a freed place of one team for one player until it
+-- expires (match_policy.offer_window). match_requests counts each team's open offers
+-- (offers_a, offers_b, kept by a trigger on invitations), and a CHECK keeps players plus open
+-- offers within the team's size: two open offers for one place, or a place both offered and
+-- taken, cannot be written, whatever the code does.
+-- The rules over these tables: sql/areas/65_places.sql.
 
 ALTER TABLE match_policy ADD COLUMN offer_window interval NOT NULL DEFAULT '15 minutes'
     CONSTRAINT match_policy_offer_window_positive CHECK (offer_window > interval '0');

@@ -1,22 +1,10 @@
--- 0023_handover: a player who cannot come hands their place to someone else.
---
--- A leave or an absence may name a substitute (POST .../absence or DELETE .../leave with
--- {"substitutePlayerId"}). The substitute gets a HANDOVER invitation for the freed place, in
--- the leaver's team: theirs alone until it expires (match_policy.offer_window, as an offer),
--- counted with the open offers of that team, so the same CHECK keeps it exclusive. Declined or
--- lapsed, the place goes to the waiting list (0022), and when nobody there takes it, ordinary
--- SUBSTITUTE invitations go out.
---
--- The hand-over itself (match_handovers) lasts until match_policy.handover_notice before the
--- start (2 hours). Whoever takes and pays a place of that team in that time (the substitute,
--- an offer from the list, an invitation, the link, the leaver again) refills it: the leaver's
--- payment is refunded in full (the refund names it) and a late absence costs no reliability.
--- That penalty is therefore deferred while the hand-over runs: it is applied when the window
--- closes unfilled, by the next write of the match or by the sweeper. An absence reported after
--- the window opens no hand-over: the substitute is still invited, the penalty is immediate.
---
--- A leave is refunded when it happens (0010), so its hand-over refunds nothing more: it only
--- gives the place to the substitute first.
+-- 0023_handover: a player who leaves or reports an absence may hand the place to a named
+-- substitute. A HANDOVER invitation holds the place for them as an offer does (the same
+-- counters and CHECK), and match_handovers records the hand-over, which lasts until
+-- match_policy.handover_notice before the start: refilled in that time, the leaver is
+-- refunded in full and a late absence costs no reliability; unfilled, the penalty is applied
+-- when the window closes.
+-- The rules over these tables: sql/areas/65_places.sql.
 
 ALTER TABLE match_policy ADD COLUMN handover_notice interval NOT NULL DEFAULT '2 hours'
     CONSTRAINT match_policy_handover_notice_check CHECK (handover_notice >= interval '0');

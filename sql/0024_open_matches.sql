@@ -1,37 +1,11 @@
--- 0024_open_matches: open matches, and levels that move with their results.
---
--- A match is PUBLIC (the default: listed in the feed, joinable by anyone it suits) or
--- PRIVATE (only by its link or an invitation; anyone not in it gets 404, as if it did not
--- exist), and competitive (the default: only players of its level join from the feed) or
--- friendly (any level). Both are set when the match is opened and fixed once it is paid (a
--- trigger). They are set as the match is inserted, not updated after: the write that opens
--- a match (or a series of them) first calls match_new_terms, whose transaction-local
--- settings the columns' defaults read, so match_hold stays as it is and a second write of
--- the new row (which would check the double-booking constraint again, against rival
--- bookings still in flight, and deadlock with them) never happens.
---
--- A PRIVATE match sends no automatic invitations (on payment, after an absence, after a
--- hand-over nobody took): they would show it to strangers.
---
--- A player of a match that is CONFIRMED (everyone checked in) or has started reports its
--- result once: the games of each set, TEAM_A's first. A player of the other team confirms
--- or disputes it; the sweeper confirms what nobody disputed 48 hours after the end
--- (match_policy.result_confirm_after). AMERICANO has no result.
---
--- A confirmed result of a competitive match is one Glicko-2 rating period for each of its
--- players (Glickman, "Example of the Glicko-2 system"; tau 0.5, convergence tolerance
--- 0.000001): a single game against the opposing side, scored 1 or 0, the side being one
--- opponent with the mean of their ratings and the root mean square of their deviations. A
--- player's rating starts from the declared level (BEGINNER 1200, INTERMEDIATE 1500, ADVANCED
--- 1800, PROFESSIONAL 2100; 1500 without one) with deviation 350 and volatility 0.06; every
--- 30 days without a rated match is an empty period (the deviation grows). The effective
--- level is the rating's band once the player has 5 rated matches and a deviation below 150,
--- the declared level before that; the feed and joining from it use it (match_player_level).
---
--- A result is rated once: under the lock of its row, with match_results.rated_at recording
--- it, so two confirmations at once or a replayed sweeper change nothing more.
-
--- json_match_request's body reads the row type: it is restated below, with the new fields
+-- 0024_open_matches: open matches, and levels that move with results. match_requests gets
+-- visibility (PUBLIC or PRIVATE) and competitive, whose defaults read transaction-local
+-- settings: the write that opens a match sets them in its insert (match_new_terms), and the
+-- new row is never written twice (a second write would check the double-booking constraint
+-- again, against rival bookings still in flight, and deadlock with them). match_results holds
+-- the result of a played match, player_ratings each player's Glicko-2 rating, rating_changes
+-- what each rated result did to it.
+-- The rules over these tables: sql/areas/70_open_matches.sql and sql/areas/75_results.sql.
 
 ALTER TABLE match_requests
     ADD COLUMN visibility text NOT NULL DEFAULT 'PUBLIC'
@@ -113,6 +87,7 @@ COMMENT ON COLUMN rating_changes.rating_before IS 'After the empty periods of in
 
 -- The winner of sets [[a, b], ...] (TEAM_A's games first), or NULL when they are not a result:
 -- 1 to 5 sets of two whole numbers 0..99 with a winner each, and one team winning more.
+-- The CHECK below needs it here; its current definition is in sql/areas/75_results.sql.
 CREATE FUNCTION result_winner(p_sets jsonb) RETURNS text
     LANGUAGE sql IMMUTABLE
 AS $$

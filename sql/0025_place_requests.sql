@@ -1,33 +1,9 @@
--- 0025_place_requests: a player of another level asks for a place, and the match decides.
---
--- A competitive PUBLIC match is for players of its level (0024): anyone else who wants to
--- play in it asks (POST /api/match/requests/{id}/place-requests), and every player now in
--- the match is told and answers approve or reject. One reject makes the request REJECTED
--- and tells the requester; a player who rejected may turn it into an approve while the
--- request is open (the match open or full and not started), which makes it PENDING again,
--- or APPROVED when nobody else rejects. When every player now in the match has approved, the
--- requester is granted a place: an invitation of kind PLACE for a free place of the team
--- asked for (either, when ANY), theirs alone until it expires (match_policy.offer_window) and
--- held like an offer (0022: the same counters and CHECK), accepted or declined with the
--- invitation routes; declined or lapsed, the place passes to the waiting list as an
--- offer's does. When no place is free by then (the match filled meanwhile), the requester
--- goes on the waiting list instead, where the next freed place comes to them in turn.
---
--- Only the answers of the players now in the match count: a player who leaves no longer
--- counts, one who joins must answer too. A leave can therefore settle a request (the last
--- player who had not answered, or the only one who rejected, leaves): the request is
--- decided again when the leaving transaction commits (a deferred trigger), after the freed
--- place went to the leaver's substitute or the waiting list, so it never takes a place from
--- them.
---
--- A request is open while it is not approved, its match is OPEN or MATCHED and has not
--- started, and its player does not play in it: one who took a place by the link meanwhile
--- is not granted another (place_request_open). A request that is not open reads CLOSED.
---
--- One request per player and match: a rejected player does not ask again and again.
-
--- The invitation kinds that hold a place while PENDING (offers_a / offers_b count them):
--- the lifecycle functions below ask this instead of listing the kinds.
+-- 0025_place_requests: a player of another level asks for a place in a competitive PUBLIC
+-- match, and every player in it answers: place_requests (one per player and match, so a
+-- rejected player does not ask again and again) and place_request_answers (each player's
+-- latest answer). An approved request is granted a PLACE invitation, held like an offer (the
+-- same counters and CHECK), or a waiting-list entry when no place is free.
+-- The rules over these tables: sql/areas/65_places.sql.
 
 ALTER TABLE invitations DROP CONSTRAINT invitations_kind_check,
     DROP CONSTRAINT invitations_offer_has_team_and_expiry;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# resource_slots(resource, date, p_now) (sql/0004_slots.sql), the one place that generates
+# resource_slots(resource, date, p_now) (sql/areas/30_slots.sql), the one place that generates
 # slots, prices them and decides availability, tested in SQL with a fixed "now".
 # Dates: 2030-06-03 is a Monday; NOW is two days before it.
 # Any mode.
@@ -263,7 +263,7 @@ hold() {
 20:00:00|22:00:00|f||" ]
 }
 
-# ---- slot_answer: until when an answer holds (sql/0015_availability.sql) -----------------
+# ---- slot_answer: until when an answer holds (sql/areas/20_versions.sql) -----------------
 
 # until RESOURCE DATE NOW: slot_answer's valid_until in UTC, or "" for none.
 until_utc() {

@@ -339,7 +339,7 @@ hold() {
 	grep -q 'FROM search_slots(p_lat, p_lng, p_radius_km, p_date, p_from, p_to, p_duration, p_limit,' \
 		<<<"$(sql "SELECT prosrc FROM pg_proc WHERE proname = 'match_search_rows'")"
 	# which reads the kept free slots for a date near today and works them out court by court
-	# for one further ahead (sql/0019_free_slots.sql); either way, in the plans PL/pgSQL
+	# for one further ahead (sql/areas/85_search.sql); either way, in the plans PL/pgSQL
 	# really runs (custom ones, then generic ones from the sixth call of a session; auto_explain
 	# shows the nested statements), venues come nearest first straight from the index (KNN),
 	# so that the LIMIT stops there
@@ -410,7 +410,8 @@ hold() {
 	fixture_player "p1-$RUN" INTERMEDIATE 40.42 -3.70 >/dev/null
 	fixture_player "p2-$RUN" ADVANCED 40.42 -3.70 >/dev/null
 	me=$(user_id "$ME")
-	# match_search (sql/0044) takes the arguments cgi-bin/search.c gives match_search_rows
+	# match_search (sql/areas/85_search.sql) takes the arguments cgi-bin/search.c gives
+	# match_search_rows
 	answer() {	# answer FROM TO SKILL LIMIT: match_search's two columns, date_ok|results
 		sql "SELECT date_ok, results FROM match_search($LAT, $LNG, 10, '$D', '$1', '$2', 90,
 		     '$3', 50, '$me', $4)"

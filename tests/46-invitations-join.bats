@@ -437,9 +437,10 @@ counts() {
 @test "joins through connections a PostgreSQL restart ended are made on new ones: none is lost" {
 	# the restart ends every session, an autovacuum worker's included: the server says so
 	expect_log postgres 'FATAL:  terminating (connection|autovacuum process) due to administrator command|FATAL:  the database system is shutting down'
-	# A join is one statement, its own transaction, never sent twice (sql/0037): a connection
-	# the server ended must be found before it is sent. Nothing else goes first on it: no
-	# write budget, and a token the worker knows (one worker a program in pool mode).
+	# A join is one statement, its own transaction, never sent twice (match_request_json,
+	# sql/areas/90_json.sql): a connection the server ended must be found before it is sent.
+	# Nothing else goes first on it: no write budget, and a token the worker knows (one
+	# worker a program in pool mode).
 	url=$(extra_apache joinonce WRITE_BUDGET_PER_MINUTE=0 FCGI_WORKERS=1)
 	m1=$(fixture_match) m2=$(fixture_match TWO_VS_TWO OPEN 6)
 	t1=$(sql "SELECT invitation_token FROM match_requests WHERE id = '$m1'")

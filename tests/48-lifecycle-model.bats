@@ -1,14 +1,14 @@
 #!/usr/bin/env bats
 # The randomized state-machine test of the match lifecycle (tests/lifecycle/): thousands of
-# random sequences of calls to the functions of sql/0010_lifecycle.sql, to the weekly series
-# of sql/0021_series.sql, to the waiting lists and offers of sql/0022_waitlist.sql, to the
-# hand-overs of sql/0023_handover.sql, to joining from the open-match feed of
-# sql/0024_open_matches.sql (players of two levels: LEVEL_MISMATCH) and to the place requests
-# of sql/0025_place_requests.sql (made, approved and rejected by the players in the match,
-# answers changed, decided again by a leave; granted as a PLACE invitation, taken, declined
-# or lapsed, or as a place on the waiting list; closed while the requester took a place by
-# the link, answers to it refused, open again when they leave), with a test clock, each step
-# checked against a reference model and the invariants read from the database.
+# random sequences of calls to the functions of sql/areas/60_lifecycle.sql, to the weekly
+# series of sql/areas/80_series.sql, to joining from the open-match feed of
+# sql/areas/70_open_matches.sql (players of two levels: LEVEL_MISMATCH), and to the waiting
+# lists and offers, the hand-overs and the place requests of sql/areas/65_places.sql (place
+# requests made, approved and rejected by the players in the match, answers changed, decided
+# again by a leave; granted as a PLACE invitation, taken, declined or lapsed, or as a place
+# on the waiting list; closed while the requester took a place by the link, answers to it
+# refused, open again when they leave), with a test clock, each step checked against a
+# reference model and the invariants read from the database.
 #
 # The model speaks SQL only: the run mode (cgi, fastcgi, pool) changes nothing it exercises.
 # make test runs the suite in several modes side by side on a small shared machine, so the

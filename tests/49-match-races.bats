@@ -114,8 +114,9 @@ losers_all_slot_taken() {
 # inserts its row, then scans for a conflict, and when both insert before either scans, each
 # waits for the other; PostgreSQL's deadlock detector ended one of them a second later, and
 # its request got 409 CONCURRENT_UPDATE instead of SLOT_TAKEN. It happened most when a hold
-# in flight was rolled back and the holds waiting for it scanned again at once (before
-# sql/0045_hold_queue.sql, 78 of 80 transactions here were so ended, with RACE_ROUNDS=10).
+# in flight was rolled back and the holds waiting for it scanned again at once (without the
+# queue of match_hold, sql/areas/60_lifecycle.sql, 78 of 80 transactions here were so ended,
+# with RACE_ROUNDS=10).
 # Eight sessions race for one slot, each holding it for a moment and letting it go: every
 # hold is made, one after another, and no session is ever ended by the deadlock detector.
 @test "sessions racing for one slot, each letting it go: every hold made in turn, never a deadlock" {

@@ -93,7 +93,8 @@ booked() {
 AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 
 @test "a slots answer carries a validator; sent back, the answer is 304 without a body" {
-	# (the fixture's writes stamped versions: the kept free slots of its court, sql/0019)
+	# (the fixture's writes stamped versions: the kept free slots of its court,
+	# sql/areas/30_slots.sql)
 	written=$(sql "SELECT count(*), max(version), sum(version) FROM availability_day_versions")
 	settled
 	[ "$(jqr length)" = 9 ]
@@ -152,7 +153,8 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 	[ "$(sql "SELECT status FROM match_requests")" = PENDING_PAYMENT ]
 	[ "$(rows)" = "$before" ]
 	# the sweeper ends the lapsed hold: no answer can tell, so clients' validators stay
-	# good (sql/0038_quiet_lapses.sql), and the search's kept slots were right already
+	# good (request_slots_unchanged, sql/areas/30_slots.sql), and the search's kept slots
+	# were right already
 	timeout 60 "$COURTS_BUILD/cron/sweep" >/dev/null
 	[ "$(sql "SELECT status FROM match_requests")" = CANCELLED ]
 	ask "If-None-Match: $TAG"

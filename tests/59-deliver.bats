@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
-# The deliverer (cron/deliver.c, sql/0016_delivery.sql): the notifications outbox POSTed to
-# a webhook, signed, retried with backoff, dead after the last attempt and released by the
-# operator, never held by two deliverers at once. The receiver is tests/webhook-receiver.mjs
-# on 127.0.0.1, which verifies each signature as a real one would.
+# The deliverer (cron/deliver.c, sql/areas/50_notifications.sql): the notifications outbox
+# POSTed to a webhook, signed, retried with backoff, dead after the last attempt and released
+# by the operator, never held by two deliverers at once. The receiver is
+# tests/webhook-receiver.mjs on 127.0.0.1, which verifies each signature as a real one would.
 
 bats_require_minimum_version 1.5.0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The eligible-player count of a search from grid cells (sql/0017_eligible_cells.sql): the
+# The eligible-player count of a search from grid cells (sql/areas/40_players.sql): the
 # cells follow every kind of write on players in the same transaction, the count they give
 # is the count home by home, and a dense area is answered without walking homes.
 # Any mode.

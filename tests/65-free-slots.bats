@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The free slots kept for the search (sql/0019_free_slots.sql): every write that changes a
+# The free slots kept for the search (sql/areas/30_slots.sql): every write that changes a
 # court's day changes them in its own transaction, the clock (a lapsed hold, the notice
 # period, the booking window) changes the next answer without any write, the kept answer is
 # the worked-out one, the sweeper keeps the dates, and concurrent writers never leave them
@@ -306,7 +306,8 @@ starts() {
 }
 
 @test "the sweeper forgets the search versions of days long past, and only those" {
-	# (0048: a version per cell and day; -infinity and infinity are every date's and players')
+	# (sql/0048_search_answer_kept.sql: a version per cell and day; -infinity and infinity
+	# are every date's and players')
 	sql "INSERT INTO search_area_versions (day, cell_lat, cell_lng, version)
 	     SELECT d, 404, -38, nextval('availability_version_seq')
 	       FROM unnest(ARRAY['-infinity', 'infinity']::date[] ||

@@ -308,7 +308,8 @@ nothing_written() {
 			made=$((made + n))
 		else
 			# (the answer is shown when it is another: CONCURRENT_UPDATE once, from the
-			# deadlock of two holds that sql/0045_hold_queue.sql removes)
+			# deadlock of two holds that the queue of match_hold removes,
+			# sql/areas/60_lifecycle.sql)
 			[ "$code" = 409 ] && [ "$(jq -r .code "$BATS_TEST_TMPDIR/s$k")" = NO_BOOKABLE_DATE ] ||
 				{ echo "series $k answered $code: $(cat "$BATS_TEST_TMPDIR/s$k")" >&2; false; }
 		fi

@@ -2,7 +2,7 @@
 # The waiting list of a full match (POST and DELETE /api/match/requests/{id}/waitlist) and its
 # exclusive timed offers: a freed place goes to the first free player on the list, as an
 # invitation of kind OFFER that nobody else can take until it is accepted, declined or lapses
-# (sql/0022_waitlist.sql).
+# (sql/areas/65_places.sql).
 
 bats_require_minimum_version 1.5.0
 

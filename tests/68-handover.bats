@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Hand-over of a place (sql/0023_handover.sql): an absence or a leave naming
+# Hand-over of a place (sql/areas/65_places.sql): an absence or a leave naming
 # {"substitutePlayerId"} gives the freed place to that player first, as an invitation of kind
 # HANDOVER; when it lapses or is declined the place goes to the waiting list, then to ordinary
 # invitations. Whoever takes and pays the place until 2 hours before the start refunds the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Open matches (sql/0024_open_matches.sql): a match is PUBLIC or PRIVATE, competitive or
+# Open matches (sql/areas/70_open_matches.sql): a match is PUBLIC or PRIVATE, competitive or
 # friendly; GET /api/match/open lists the open public matches near a point that the caller
 # could join now, and POST /api/match/requests/{id}/join joins one of them.
 
@@ -201,7 +201,7 @@ feed_sql() {
 }
 
 @test "a day's feed merges the caller's level and the friendly matches in start order, across pages" {
-	# (sql/0043_feed_by_level.sql: the two are read apart and merged) two of them at one
+	# (sql/areas/70_open_matches.sql: the two are read apart and merged) two of them at one
 	# instant at one venue, ordered by id; a competitive match of another level left out
 	for spec in "4 days|" "4 days 30 minutes|competitive = false, skill_level = 'ADVANCED'" \
 		"4 days 1 hour|skill_level = 'ADVANCED'" "4 days 90 minutes|" \
@@ -230,7 +230,7 @@ feed_sql() {
 	for limit in 1 2 20; do
 		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
 	done
-	# (sql/0046_feed_near_first.sql) the day's near matches, read by place and sorted, or
+	# (sql/areas/70_open_matches.sql) the day's near matches, read by place and sorted, or
 	# when more than p_near_max are near (0 here) the day in start order: the same pages,
 	# every field of every item
 	for limit in 1 2 20; do

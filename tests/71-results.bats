@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Results and Glicko-2 ratings (sql/0024_open_matches.sql): a player of a played match reports
+# Results and Glicko-2 ratings (sql/areas/75_results.sql): a player of a played match reports
 # its result, the other team confirms or disputes it (the sweeper confirms it 48 hours after
 # the end), and a confirmed result of a competitive match moves every player's rating once.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Place requests (sql/0025_place_requests.sql): a player of another level asks the players of a
+# Place requests (sql/areas/65_places.sql): a player of another level asks the players of a
 # competitive public match for a place; one reject refuses it, every player's approve grants a
 # PLACE invitation held like an offer, or a place on the waiting list when none is free.
 

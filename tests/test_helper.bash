@@ -219,19 +219,28 @@ reset_db() {
 	     END \$\$"
 }
 
+# The last commit before sql/areas/: databases in service were migrated by it, and one mode
+# of the suite runs on a database it migrated, upgraded (tests/setup_suite.bash).
+BEFORE_AREAS=66db736fb5b3681b870698ca4ed0adc6c091d790
+
 # admin_on DB: the superuser's conninfo on another database of the suite's cluster.
 admin_on() {
 	echo "${PSQL_ADMIN/dbname=courts/dbname=$1}"
 }
 
 # scratch_db NAME [MIGRATE]: an empty database with the schema of MIGRATE (default this
-# tree's scripts/migrate.sh), owned by the service's role (dropped by drop_scratch).
+# tree's scripts/migrate.sh) and the sweeper's kept dates, owned by the service's role
+# (dropped by drop_scratch).
 scratch_db() {
 	psql "$(admin_on postgres)" -X -q -v ON_ERROR_STOP=1 -c "DROP DATABASE IF EXISTS $1" \
 		-c "CREATE DATABASE $1 OWNER courts" &&
 	psql "$(admin_on "$1")" -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION cube" \
 		-c "CREATE EXTENSION earthdistance" -c "CREATE EXTENSION btree_gist" &&
-	"${2:-$COURTS_ROOT/scripts/migrate.sh}" "${DATABASE_URL/dbname=courts/dbname=$1}" >/dev/null
+	"${2:-$COURTS_ROOT/scripts/migrate.sh}" "${DATABASE_URL/dbname=courts/dbname=$1}" >/dev/null &&
+	# the dates whose free slots are kept, as the sweeper's first run makes them
+	psql "$(admin_on "$1")" -X -q -v ON_ERROR_STOP=1 -c "DO \$\$ BEGIN
+	    LOOP EXIT WHEN (SELECT dates_added + courts_filled FROM free_slot_dates_keep()) = 0; END LOOP;
+	END \$\$"
 }
 
 # drop_scratch: drops the databases named in SCRATCH (for teardown).

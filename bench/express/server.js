@@ -4,11 +4,14 @@
 // programs of cgi-bin/, over the same database:
 //
 //   GET /actuator/health                 SELECT 1
-//   GET /api/resources/{id}/slots?date=  one statement over resource_slots (sql/0004), the JSON
-//                                        built by PostgreSQL, as cgi-bin/public.c did before its
+//   GET /api/resources/{id}/slots?date=  one statement over resource_slots
+//                                        (sql/areas/30_slots.sql), the JSON built by
+//                                        PostgreSQL, as cgi-bin/public.c did before its
 //                                        answers were reused (no ETag, nothing kept)
-//   GET /api/owner/venues                one page of venue_doc (sql/0003), as cgi-bin/owner.c
-//   GET /api/match/search                match_search (sql/0044): the search's whole answer
+//   GET /api/owner/venues                one page of venue_doc (sql/areas/90_json.sql), as
+//                                        cgi-bin/owner.c
+//   GET /api/match/search                match_search (sql/areas/85_search.sql): the search's
+//                                        whole answer
 //
 // The token checks are the programs': RS256 with the public key of JWT_PUBLIC_KEY_FILE, the
 // issuer and audience of JWT_ISSUER and JWT_AUDIENCE, exp and nbf with 60 s of leeway, the

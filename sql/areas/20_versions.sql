@@ -1,8 +1,31 @@
+-- 20_versions: the validators of the answers that the programs reuse while nothing they depend
+-- on has changed: a court's slots on a date (slot_answer, GET /api/resources/{id}/slots), an
+-- owner's venue list (GET /api/owner/venues, answer_versions read by cgi-bin/owner.c) and a
+-- search near a point (search_validator, for search_answer in sql/areas/85_search.sql; the
+-- answers are kept by the programs, cache.h).
+--
+-- Every write that can change an answer stamps a version row in the same transaction with a
+-- fresh value of availability_version_seq: answer_versions per venue, court or owner,
+-- availability_day_versions per court and date, search_area_versions per cell of a grid and
+-- day. No value is handed out twice, so a validator once seen never comes back with another
+-- answer behind it; an answer and its validator are read in one snapshot. Time changes an
+-- answer without any write (a slot starts, enters the notice period or the booking window, a
+-- payment hold lapses), so each answer also says until when it holds, and a reused answer is
+-- never served past that instant.
+--
+-- The stamps come from the triggers here (venues, courts, schedules, price rules, holidays,
+-- venue images, players, and free_slots as it is written) and from court_day_changed in
+-- sql/areas/30_slots.sql for the requests. Relies on sql/areas/10_basics.sql (search_cell,
+-- api_time) and on resource_slots and free_slot_dates of sql/areas/30_slots.sql.
+
+-- ---- a court's slots on a date, and an owner's venue list -----------------------------------
+
+-- Stamps a court and date (court_day_changed, for every request that takes, moves or frees
+-- time there). The upsert locks the day's row, so the writers of one court and day queue on it.
 CREATE OR REPLACE FUNCTION availability_day_bump(p_resource uuid, p_date date) RETURNS void
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
 BEGIN
     INSERT INTO availability_day_versions (resource_id, booking_date, version)
     VALUES (p_resource, p_date, nextval('availability_version_seq'))
@@ -140,6 +163,15 @@ CREATE OR REPLACE TRIGGER venue_images_owner_list AFTER INSERT OR UPDATE OR DELE
 CREATE OR REPLACE TRIGGER resources_owner_list AFTER INSERT OR DELETE OR UPDATE OF venue_id ON resources
     FOR EACH ROW EXECUTE FUNCTION version_row_changed('venue_id', 'owner');
 
+-- ---- the search areas: search_area_versions ------------------------------------------------
+-- A version per cell of search_cell's grid and per day: a local date for what changes the kept
+-- slots of that date (free_slots written: a booking, a payment, a cancellation, the court or
+-- its rules changed); '-infinity' for what changes a venue or a court on every date (its own
+-- version: status, name, place, time zone, notice, booking window, a schedule, a price rule, a
+-- holiday); 'infinity' for the players who live there (whatever decides whether a match would
+-- invite them). The cells stamped are where the venue or the player is, and where it was when
+-- it moved. The sweeper forgets the days three days past (free_slot_dates_keep).
+
 -- Stamps a new version on the cells of the points (p_lats[i], p_lngs[i]) for the days
 -- p_days[i], once per cell and day, in key order: two writers that share cells wait for each
 -- other instead of deadlocking. Points without a place (NULL) are left out. The value is
@@ -164,12 +196,12 @@ END $$;
 COMMENT ON FUNCTION search_area_bump(date[], double precision[], double precision[]) IS
     'Stamps a new version on the search areas of some points and days.';
 
--- (0015, restated by 0027) a venue's or a court's version stamps its area on every date
+-- Stamps a venue, a court (scope: its id) or an owner's list (scope: the owner's user id); a
+-- venue's or a court's stamp also stamps its venue's search area on every date ('-infinity').
 CREATE OR REPLACE FUNCTION version_bump(p_scope uuid) RETURNS void
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
 BEGIN
     INSERT INTO answer_versions (scope_id, version)
     VALUES (p_scope, nextval('availability_version_seq'))
@@ -186,9 +218,8 @@ COMMENT ON FUNCTION version_bump(uuid) IS
 -- cancellation, a lapse the sweeper ends, the court or its rules changed; a date filled by
 -- the sweeper) stamp its venue's area on that date, as the transaction commits: every
 -- booking of a cell and day stamps the same row, and its lock is then held for the commit
--- alone, not for the rest of the booking's work (4 writers on the courts of one cell and day:
--- 1,500-2,000 bookings a second against 2,200-3,000 without the stamp; 1,400 with a stamp
--- taken at once). Only the kept dates have kept slots, and only their searches are kept, so a
+-- alone, not for the rest of the booking's work, so bookings in one cell wait for each other's
+-- commit only. Only the kept dates have kept slots, and only their searches are kept, so a
 -- booking further ahead stamps nothing. Rows of days past, which the sweeper deletes every
 -- day, stamp nothing either.
 CREATE OR REPLACE FUNCTION search_area_slots_changed() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -222,8 +253,8 @@ CREATE CONSTRAINT TRIGGER free_slots_search_area_delete
     WHEN (OLD.booking_date >= (now() AT TIME ZONE 'UTC')::date - 1)
     EXECUTE FUNCTION search_area_slots_changed();
 
--- Where a venue was, or the venue a court was at, when it moves: the versions above stamp
--- where it is now.
+-- A venue that moves, or a court given to another venue, stamps the area it leaves; the
+-- versions above stamp the one it is in.
 CREATE OR REPLACE FUNCTION search_area_moved() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_TABLE_NAME = 'venues' THEN
@@ -302,9 +333,8 @@ CREATE OR REPLACE TRIGGER players_search_area_delete AFTER DELETE ON players
 -- part of the circle, every longitude when the circle reaches a pole or the antimeridian. The
 -- primary key is read in one range per day, from the box's south-west cell to its north-east
 -- one: the cells of a city, and every cell of its rows of latitude further on where venues
--- and players are (a grid that spans a continent would want a row of latitude read at a time;
--- one statement per row cost 0.23 ms a search where the one range costs 0.12, SELECT 1 0.07,
--- on the bench's CITY).
+-- and players are; for a city that costs less than a statement per row of latitude, which a
+-- grid that spans a continent would want instead.
 CREATE OR REPLACE FUNCTION search_validator(p_lat double precision, p_lng double precision,
                                             p_radius_km numeric, p_date date) RETURNS text
     LANGUAGE plpgsql STABLE PARALLEL SAFE

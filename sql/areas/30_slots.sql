@@ -1,3 +1,28 @@
+-- 30_slots: every slot of a court on a date, its price and whether it may be booked, defined
+-- once, and the free slots kept ready for the search. The slots answer (slot_answer,
+-- sql/areas/20_versions.sql), the hold that books a slot (match_hold, sql/areas/60_lifecycle.sql)
+-- and the search (sql/areas/85_search.sql) all come from court_day_slots, so they always agree.
+--
+-- The rules:
+--  * slots run back to back from the day's opening time by slot_duration_minutes and end by
+--    closing;
+--  * a price rule covers a slot when start_time <= slot start < end_time; on a venue holiday a
+--    covering HOLIDAY rule wins, otherwise the WEEKDAY (Mon-Fri) or WEEKEND (Sat, Sun) one;
+--  * a slot is unavailable when it has started (venue time zone), when it starts within the
+--    venue's notice or beyond its booking window, when the court or the venue is not ACTIVE,
+--    when no rule covers it (price null), or when a live request holds it; a PENDING_PAYMENT
+--    hold past its expires_at is not live, whether or not the sweeper has ended it.
+--
+-- A court's day is split in what does not depend on when it is read (court_day_slots) and the
+-- clock (slot_open); resource_slots is the two together. free_slots keeps, for every date of
+-- free_slot_dates, one row per court with its slots that are bookable but for the clock, so
+-- that a search reads them instead of working out every court's day; triggers rewrite them in
+-- the same transaction as every write that can change them. Each rewrite stamps its court and
+-- date in availability_day_versions, which is also its lock, and free_slots written stamps the
+-- search areas (sql/areas/20_versions.sql). Relies on sql/areas/10_basics.sql (api_secs_time).
+
+-- ---- a court's day, and the clock --------------------------------------------------------------
+
 -- Whether a slot that is bookable but for the clock may be booked at p_now: it has not
 -- started, its notice has not begun, it is inside the booking window, and no payment hold on
 -- it is live. (timestamptz + interval depends on the session's time zone, hence STABLE; the
@@ -13,47 +38,27 @@ CREATE OR REPLACE FUNCTION slot_open(p_starts_at timestamptz, p_notice interval,
 COMMENT ON FUNCTION slot_open(timestamptz, interval, interval, timestamptz, timestamptz) IS
     'Whether a slot bookable but for the clock is open at p_now (court_day_slots, free_slots).';
 
--- 0047_court_day_read_once: a court's day reads its price rules and its requests once, not
--- once per slot.
---
--- court_day_slots (0019, restated by 0027) is where every slot of the service comes from:
--- the slots answer (slot_answer), the kept free slots rewritten by every write on a kept date
+-- Every slot of a court on a local date, whatever the time: when it starts, the venue's notice
+-- and booking window, and what holds it. bookable is false when nothing but a new rule or a
+-- freed request could make it bookable: the court or venue not ACTIVE, no price, a live request
+-- other than a payment hold on it. held_until is the latest expiry of the payment holds on it.
+-- Every slot of the service comes from here: the slots answer, the kept free slots
 -- (free_slots_of), the hold that checks the slot it books (match_hold), and the search on a
--- date that is not kept. For each slot of the day it made two index probes: the court's price
--- rules for the rule covering the slot (a btree descent), and the court's live requests
--- overlapping the slot (a GiST descent of the no-double-booking constraint). A day of 14
--- slots of 60 minutes made 28; a day of 28 half-hour slots, 56.
+-- date that is not kept.
 --
--- Both now are read once for the court and day, as two MATERIALIZED common table
--- expressions, and each slot picks from those few rows in memory, by the same conditions:
---   - rules: every price rule of the court (a court has a handful). The rule of a slot is
---     chosen as before: of the day's type, or HOLIDAY on a venue holiday (first), covering
---     the slot's start. "The court has a price rule at all" reads the same rows. The planner
---     reads them through the exclusion constraint's GiST index, 3 pages a court over 4,000
---     CITY courts, as many as the btree; 0027's 50 pages were an index-only scan of that
---     index for "SELECT 1", which nothing here asks for any more.
+-- The court's price rules and its requests are read once for the day, as two MATERIALIZED
+-- common table expressions, rather than probed for each slot; each slot picks from those few
+-- rows in memory:
+--   - rules: every price rule of the court (a court has a handful). The rule of a slot is of
+--     the day's type, or HOLIDAY on a venue holiday (first), covering the slot's start. "The
+--     court has a price rule at all" reads the same rows.
 --   - held: the court's requests that are not CANCELLED and overlap the local day
---     [p_date 00:00, p_date + 1 00:00), one probe of the no-double-booking index. A slot of the day
---     lies within that range (a closing time of 24:00 ends the last slot at its end, which
---     the range excludes as the slot does), so every request overlapping a slot is among
---     them; a slot is taken, or held until the latest expiry, by the ones that overlap it.
--- The function is still one SELECT, which the planner inlines where it is called (the
--- expressions are planned with the calling statement; tests/06-schema.bats checks it).
---
--- Measured on the bench's CITY data (40,000 courts, 200,000 requests), warm sessions, the two
--- definitions alternated on one database:
---   - buffers read by one slots answer (slot_answer, a day of 14 slots): 128 before, 40 now;
---   - slot_answer, another court each call, prepared, two clients: 3,918-4,603 calls a second
---     before, 4,911-5,957 now (three rounds each); one client: 0.38-0.54 ms a call before,
---     0.35-0.40 ms now;
---   - 4,000 court days in one statement: 259-287 ms before, 160-202 ms now;
---   - court_day_changed on a kept date, one transaction a court day (what a booking there
---     pays): 1.02-1.65 ms either way; the rewrite of the kept row, not the reading, is its
---     cost.
--- The same rows, column for column, as the definition of 0027 for 130,000 court days: every
--- fourth court over eight days around today with venue holidays and HOLIDAY rules added, and
--- over five days with requests added off the slot grid, across midnight at both ends of the
--- day, payment holds live and lapsed, and cancelled ones.
+--     [p_date 00:00, p_date + 1 00:00), one probe of the no-double-booking index. A slot of the
+--     day lies within that range (a closing time of 24:00 ends the last slot at its end, which
+--     the range excludes as the slot does), so every request overlapping a slot is among them;
+--     a slot is taken, or held until the latest expiry, by the ones that overlap it.
+-- The function is one SELECT, which the planner inlines where it is called (the expressions
+-- are planned with the calling statement; tests/06-schema.bats checks it).
 CREATE OR REPLACE FUNCTION court_day_slots(p_resource uuid, p_date date)
     RETURNS TABLE (start_time time, end_time time, price numeric, currency char(3),
                    starts_at timestamptz, notice interval, booking_window interval,
@@ -117,7 +122,8 @@ END;
 COMMENT ON FUNCTION court_day_slots(uuid, date) IS
     'Every slot of a court on a local date with what does not depend on the time of reading; slot_open adds the clock.';
 
--- 0012's rules, unchanged, read from the two parts above.
+-- court_day_slots with the clock (slot_open): the slots of a court on a date as the API lists
+-- them at p_now.
 CREATE OR REPLACE FUNCTION resource_slots(p_resource uuid, p_date date, p_now timestamptz DEFAULT now())
     RETURNS TABLE (start_time time, end_time time, available boolean, price numeric, currency char(3))
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -130,6 +136,17 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION resource_slots(uuid, date, timestamptz) IS
     'Every slot of a court on a local date with availability and price, as of p_now.';
+
+-- ---- the kept free slots -----------------------------------------------------------------------
+-- Two refreshes of one court and date wait for each other on that date's row of
+-- availability_day_versions (which they stamp: its slot answer changes too), and each reads
+-- what is committed once it holds it. free_slot_dates_keep, which adds dates and fills them
+-- for every court a batch at a time, takes free_slots in SHARE mode: it waits for every
+-- transaction that refreshed something, and those that come after it wait for it and then see
+-- what it wrote. The venue's time zone, notice and booking window are read from the venue as
+-- the search runs, with slot_open at that instant, so a slot that starts, enters the notice
+-- period or the booking window, or whose hold lapses, changes the next answer without any
+-- write.
 
 -- The rows free_slots should hold for courts p_courts on the kept dates p_dates (NULL: every
 -- kept date), worked out from court_day_slots.
@@ -157,8 +174,8 @@ COMMENT ON FUNCTION free_slots_of(uuid[], date[]) IS
     'The rows free_slots should hold for some courts on some kept dates (NULL: all of them).';
 
 -- Works out again the kept slots of courts p_courts on dates p_dates (NULL: every kept date).
--- (Without JIT: the planner counts a thousand slots per court and date, and would compile,
--- in half a second, statements that run in a millisecond.)
+-- (Without JIT: the planner counts a thousand slots per court and date, and would compile
+-- statements that take far longer to compile than to run.)
 -- The lock on free_slots is taken before anything is read (free_slot_dates_keep waits for it,
 -- or this waits for that); each court and date is then locked by stamping its version, in
 -- key order; the delete and the insert that follow read what is committed by then.
@@ -274,10 +291,10 @@ CREATE OR REPLACE TRIGGER venues_free_slots AFTER UPDATE ON venues
 CREATE OR REPLACE TRIGGER venue_holidays_free_slots AFTER INSERT OR UPDATE OR DELETE ON venue_holidays
     FOR EACH ROW EXECUTE FUNCTION free_slots_venue_changed();
 
--- (0019, restated in PL/pgSQL) two statements: the kept rows go, the worked-out ones come.
--- The plan is the one the SQL function had, made once: with the arrays' values, the planner
--- costs a custom plan lower and would make one at every call (2.9 ms a call on CITY, against
--- 0.8 ms with the generic plan kept).
+-- Two statements: the kept rows go, the worked-out ones come; the callers (free_slots_refresh,
+-- court_day_changed, free_slot_dates_keep) hold the locks that make this safe. The plan is
+-- made once, without the arrays' values: with them the planner costs a custom plan lower and
+-- would plan again at every call, which costs far more than the generic plan saves.
 CREATE OR REPLACE FUNCTION free_slots_rewrite(p_courts uuid[], p_dates date[]) RETURNS void
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
@@ -291,34 +308,25 @@ END $$;
 COMMENT ON FUNCTION free_slots_rewrite(uuid[], date[]) IS
     'Replaces the kept rows of some courts on some dates with the worked-out ones (callers lock).';
 
--- 0039_one_day_trigger: what a request's change does to its court's day, decided in one place
--- and done by one function.
+-- ---- a request's court day ---------------------------------------------------------------------
+-- What a request's change does to its court's day is decided in one place,
+-- request_slots_unchanged in the update trigger's WHEN clause, and done by one function,
+-- match_requests_day_changed, for the day the request leaves and the day it comes to.
 --
--- Since 0038, two places decided that an update leaves every slot answer as it was: the
--- predicate request_slots_unchanged in the triggers' WHEN clauses, and the early returns
--- inside free_slots_request_changed (0019). Two of those returns could no longer be reached;
--- two were still live (a cancelled request cancelled again, a request cancelled after it
--- ended) and applied to the kept free slots only, while the day's version was stamped for
--- them all the same. Three functions did one job for three kinds of write:
--- match_requests_new_day for an insert (0036), availability_request_changed (0015) and
--- free_slots_request_changed (0019) for an update or a delete, each with branches for the
--- others' cases that could no longer be taken.
---
--- Now:
--- - request_slots_unchanged holds every case: an update of a request that stays on the same
---   court, date and times changes no slot answer, now or later, when
+-- A slot is taken by a request neither PENDING_PAYMENT nor CANCELLED, and held by a
+-- PENDING_PAYMENT one until its expiry (court_day_slots). So an update of a request that stays
+-- on the same court, date and times changes no slot answer, at the time or later, when
 --   1. nothing the slots read changed (its status, and its expiry);
 --   2. it moves between two statuses that take the slot (MATCHED to COMPLETED, say);
 --   3. it was cancelled and stays cancelled (a cancelled request takes nothing);
 --   4. it is cancelled once its payment hold has lapsed (the slot was open again already);
 --   5. it is cancelled once it has ended (every slot it overlapped has started, and a slot
 --      that has started is not available whatever holds it).
---   Cases 3 and 5 used to stamp a new version on the day: a client's ETag now stays good.
--- - match_requests_day_changed stamps the day's version and refreshes its kept slots, for the
---   day a request leaves and the day it comes to, from one AFTER trigger for inserts and
---   deletes and one for updates that request_slots_unchanged lets through. A change of times
---   on the same date refreshes that date once (it refreshed it twice).
--- The triggers are named so that they still fire before match_requests_waitlist_end.
+-- Such an update stamps no version, so a client's ETag stays good, and starts no function: the
+-- sweeper's batches of lapsed holds cost only their own writes. Every other change of status,
+-- expiry, court, date or times stamps the day's version and refreshes its kept slots.
+-- The triggers are named so that they fire before match_requests_waitlist_end
+-- (sql/areas/65_places.sql): triggers on one event fire in name order.
 CREATE OR REPLACE FUNCTION request_slots_unchanged(o match_requests, n match_requests)
     RETURNS boolean
     LANGUAGE sql STABLE PARALLEL SAFE
@@ -357,25 +365,15 @@ CREATE OR REPLACE TRIGGER match_requests_day_update
     FOR EACH ROW WHEN (NOT request_slots_unchanged(OLD, NEW))
     EXECUTE FUNCTION match_requests_day_changed();
 
--- 0041_day_stamped_once: a request's write stamps each court day it touches once.
---
--- match_requests_day_changed (0039) called availability_day_bump and then free_slots_refresh
--- for the day a request leaves and for the day it comes to. On a kept date the refresh stamps
--- the day's version again, because stamping is how it locks the court and date before it
--- rewrites their kept slots (0019): two upserts of one availability_day_versions row for
--- every booking, payment, cancellation or lapse on the kept days, where one tells clients all
--- they need; off them, a call of the refresh that found no kept date to work on.
---
--- court_day_changed does the pair's work once, in the refresh's order: free_slots in ROW
+-- A request's write on one court and date: the day's version stamped once, and its kept slots
+-- rewritten when the date is kept. The order is free_slots_refresh's: free_slots in ROW
 -- EXCLUSIVE mode (free_slot_dates_keep, which adds and fills dates in SHARE mode, waits for it
--- or this waits for that), then the day's version stamped, which locks the court and date,
--- then, when the date is kept, its kept slots rewritten from what is committed by then. The
--- date is looked up after the table lock, as the refresh did: a date added by a keep that
+-- or this waits for that), then the day's version stamped, which tells clients and locks the
+-- court and date at once, then, when the date is kept, its kept slots rewritten from what is
+-- committed by then. The date is looked up after the table lock: a date added by a keep that
 -- committed first is seen, and a keep that comes after waits for this transaction.
--- free_slots_refresh stays for the writes that change many courts or dates at once
--- (schedules, price rules, holidays, a court's or a venue's status).
--- On CITY, 1,000 court days: 20.8 ms against 26.4 ms off the kept dates; on a kept date the
--- rewrite of the slots is the cost (275 ms either way).
+-- free_slots_refresh serves the writes that change many courts or dates at once (schedules,
+-- price rules, holidays, a court's or a venue's status).
 CREATE OR REPLACE FUNCTION court_day_changed(p_court uuid, p_date date) RETURNS void
     LANGUAGE plpgsql
     SET jit = off
@@ -390,9 +388,21 @@ END $$;
 COMMENT ON FUNCTION court_day_changed(uuid, date) IS
     'One court''s live requests on one date changed: its version stamped once, and its kept free slots worked out again when the date is kept.';
 
--- (0019) the versions of days three days past are forgotten with the kept dates before them:
--- no search of such a day is of a kept date, so none is kept with them; one kept before shows
--- no slot (every one has started, in every time zone), or has an until that has passed
+-- Keeps the dates from p_now's UTC yesterday to p_days days after its UTC today, which covers
+-- every venue's today, one short step per call, so that no write waits long; the sweeper
+-- (cron/sweep.c) calls it until both counts are 0. Each call forgets the dates before UTC
+-- yesterday, with their kept slots, and then
+--   1. adds the missing dates, empty: from the moment this commits every refresh includes
+--      them (it first waits for every transaction that refreshed kept slots, and those that
+--      come after wait for it);
+--   2. or else fills the next p_courts courts, in id order, on a date being filled, with
+--      free_slots in SHARE mode: no refresh runs meanwhile (writes wait for a batch of courts,
+--      not for a whole date), and what they committed is read. The date is complete, and
+--      searched from free_slots, once its last court is filled; until then the search works
+--      its slots out court by court (search_slots_computed, sql/areas/85_search.sql).
+-- The versions of search areas for days three days past go too: no search of such a day is of
+-- a kept date, so none is kept with them; one kept before shows no slot (every one has
+-- started, in every time zone), or has an until that has passed.
 CREATE OR REPLACE FUNCTION free_slot_dates_keep(p_courts integer DEFAULT 200, p_days integer DEFAULT 14,
                                      p_now timestamptz DEFAULT now(),
                                      OUT dates_added integer, OUT courts_filled integer)

@@ -1,3 +1,25 @@
+-- 40_players: who a match may invite, and the level a player plays at. One definition of the
+-- eligible players (eligible_players_ranked) serves the search's count (eligiblePlayersNearby),
+-- the invitations sent on payment and the substitutes after an absence (eligible_players,
+-- called by sql/areas/60_lifecycle.sql); callers add the per-match exclusions (already playing,
+-- already invited).
+--
+-- The level a player plays at (player_level) is the band of a settled rating (5 rated matches,
+-- deviation below 150), else the declared level. A rating unsettles with time alone (every 30
+-- idle days is an empty period that widens its deviation), so a trigger on player_ratings keeps
+-- on players the band and the instant it unsettles (rated_level, rated_level_until): the level
+-- is read from the row, and nothing is written when that instant passes.
+--
+-- The search counts eligible players up to a cap ("100 or more"). In a city the answer is
+-- nearly always the cap, and telling that needs no single home: player_home_cells counts, per
+-- cell of home_cell's grid (sql/areas/10_basics.sql), skill level and reliability score, the
+-- players a match could invite whatever the clock says, kept exact by statement triggers on
+-- players in the same transaction as every write. eligible_players_count answers the cap when
+-- whole cells inside the radius hold more than it, and otherwise counts home by home, nearest
+-- first up to the cap; both ways give the same number (tests/63-eligible-cells.bats).
+-- eligible_players_count_until adds when time alone may change the count, for the kept search
+-- answers of sql/areas/85_search.sql. The ratings themselves: sql/areas/75_results.sql.
+
 -- The level player row p plays at, at p_now: the settled band while it lasts, else the
 -- declared level (NULL without one).
 CREATE OR REPLACE FUNCTION player_level(p players, p_now timestamptz) RETURNS text
@@ -6,7 +28,11 @@ CREATE OR REPLACE FUNCTION player_level(p players, p_now timestamptz) RETURNS te
 COMMENT ON FUNCTION player_level(players, timestamptz) IS
     'Effective level: the settled rating''s band until it unsettles, else the declared level.';
 
--- (0015, restated) The eligibility rules: the effective level at p_now.
+-- Eligible for a match around (p_lat, p_lng): a home within the radius (great circle, found
+-- through earth_box and players_home_earth_idx), automatic invitations on, an effective level
+-- at p_now equal to the one asked (any level for ANY), not banned at p_now, reliability at or
+-- above the minimum. The chord distance to the centre is what players_home_earth_idx orders
+-- by, so a caller can take the players nearest first.
 CREATE OR REPLACE FUNCTION eligible_players_ranked(p_lat double precision, p_lng double precision,
                                                    p_radius_km numeric, p_skill text,
                                                    p_min_reliability integer,
@@ -31,8 +57,7 @@ COMMENT ON FUNCTION eligible_players_ranked(double precision, double precision, 
                                             integer, timestamptz) IS
     'Players that may be invited to a match around (lat, lng), with their chord distance for nearest-first order.';
 
--- eligible_players keeps its signature (the lifecycle functions call it) and now reads the
--- one definition above.
+-- The eligible players without their distance: the invitations of sql/areas/60_lifecycle.sql.
 CREATE OR REPLACE FUNCTION eligible_players(p_lat double precision, p_lng double precision,
                                             p_radius_km numeric, p_skill text,
                                             p_min_reliability integer, p_now timestamptz DEFAULT now())
@@ -45,7 +70,10 @@ END;
 COMMENT ON FUNCTION eligible_players(double precision, double precision, numeric, text, integer, timestamptz)
     IS 'Players that may be invited to a match searched around (lat, lng) within a radius.';
 
--- Statement triggers: the rows a statement wrote, from its transition tables.
+-- ---- player_home_cells: the eligible players counted per grid cell ----------------------------
+
+-- Statement triggers on players: the rows a statement wrote, from its transition tables, moved
+-- into player_home_cells by player_home_cells_apply.
 CREATE OR REPLACE FUNCTION player_home_cells_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN
@@ -73,6 +101,11 @@ CREATE OR REPLACE TRIGGER players_home_cells_delete AFTER DELETE ON players
     REFERENCING OLD TABLE AS old_rows
     FOR EACH STATEMENT EXECUTE FUNCTION player_home_cells_changed();
 
+-- What player_home_cells should hold, counted from players: those a match could invite whatever
+-- the clock says (a home, match notifications on, a skill level, no ban recorded, and no band
+-- recorded other than the declared level). A player whose ban has lapsed keeps banned_until and is
+-- not counted, nor one whose band differs from the declared level: the exact walk counts them,
+-- and the cells stay a lower bound of the eligible players, never more.
 CREATE OR REPLACE VIEW player_home_cells_counted AS
 SELECT home_cell(home_latitude) AS cell_lat, home_cell(home_longitude) AS cell_lng,
        skill_level, reliability_score, count(*)::integer AS players
@@ -103,9 +136,11 @@ END;
 COMMENT ON FUNCTION player_home_cells_drift() IS
     'Rows where player_home_cells differs from a count of players: none, unless something bypassed the triggers.';
 
--- The exact count of 0015, nearest first up to the cap: the fallback of the count below, and
--- what the tests compare it with. (eligible_players_count keeps its name and signature:
--- match_search's body refers to it by identity.)
+-- The exact count, home by home nearest first: players_home_earth_idx returns the homes in
+-- chord order, and the scan ends after p_cap players that pass (the box condition also ends it
+-- when fewer live in the radius; the search runs with bitmap scans off, which an ordered index
+-- scan needs anyway). The fallback of eligible_players_count, and what the tests compare the
+-- cells with.
 CREATE OR REPLACE FUNCTION eligible_players_count_walk(p_lat double precision, p_lng double precision,
                                                        p_radius_km numeric, p_skill text,
                                                        p_min_reliability integer, p_except uuid,
@@ -114,8 +149,8 @@ CREATE OR REPLACE FUNCTION eligible_players_count_walk(p_lat double precision, p
     LANGUAGE plpgsql STABLE PARALLEL SAFE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ bigint;
+DECLARE
+    counted bigint;
 BEGIN
     SELECT count(*)
       FROM (SELECT 1
@@ -124,15 +159,15 @@ BEGIN
              WHERE e.user_id <> p_except
              ORDER BY e.chord
              LIMIT p_cap) capped
-      INTO result_;
-    RETURN result_;
+      INTO counted;
+    RETURN counted;
 END $$;
 COMMENT ON FUNCTION eligible_players_count_walk(double precision, double precision, numeric,
                                                 text, integer, uuid, integer, timestamptz) IS
     'Number of eligible players around a point other than p_except, at most p_cap, counted home by home nearest first.';
 
--- The count of the search: the cap when the cells alone prove more than the cap live
--- there, else the exact walk. Same signature as before, so match_search reads it unchanged.
+-- The count of the search (match_search_rows, sql/areas/85_search.sql): the cap when the cells
+-- alone prove more than the cap live there, else the exact walk.
 CREATE OR REPLACE FUNCTION eligible_players_count(p_lat double precision, p_lng double precision,
                                                   p_radius_km numeric, p_skill text,
                                                   p_min_reliability integer, p_except uuid,
@@ -163,17 +198,18 @@ CREATE OR REPLACE FUNCTION rating_band(p_rating double precision) RETURNS text
                 ELSE 'PROFESSIONAL' END;
 COMMENT ON FUNCTION rating_band(double precision) IS 'The skill level band of a Glicko-2 rating.';
 
--- (0024, restated) The level a player plays at now, from the columns the trigger below keeps.
+-- The level a player plays at, by id, for the feed, joining and the waiting list: read from the
+-- columns player_ratings_level keeps.
 CREATE OR REPLACE FUNCTION match_player_level(p_player uuid) RETURNS text
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ text;
+DECLARE
+    level text;
 BEGIN
     SELECT player_level(p, now()) FROM players p WHERE p.user_id = p_player
-      INTO result_;
-    RETURN result_;
+      INTO level;
+    RETURN level;
 END $$;
 COMMENT ON FUNCTION match_player_level(uuid) IS
     'The level a player plays at: the settled rating''s band, else the declared level.';
@@ -210,8 +246,11 @@ COMMENT ON FUNCTION player_ratings_level() IS
 CREATE OR REPLACE TRIGGER player_ratings_level AFTER INSERT OR UPDATE ON player_ratings
     FOR EACH ROW EXECUTE FUNCTION player_ratings_level();
 
--- (0017, restated) The cells count a player only while the level does not depend on the
--- clock: no settled band, or one equal to the declared level.
+-- Moves player_home_cells by the signed change from the rows p_old to the rows p_new, counting
+-- by the same conditions as player_home_cells_counted: a player counts only while the level
+-- does not depend on the clock (no settled band, or one equal to the declared level). The
+-- cells' rows are locked in key order first, so two writers that share cells wait for each
+-- other instead of deadlocking.
 CREATE OR REPLACE FUNCTION player_home_cells_apply(p_old players[], p_new players[]) RETURNS void
     LANGUAGE plpgsql
 AS $$
@@ -259,7 +298,13 @@ END $$;
 COMMENT ON FUNCTION player_home_cells_apply(players[], players[]) IS
     'Moves player_home_cells from counting the player rows p_old to counting p_new.';
 
--- (0017, restated) The corners of the block are compared with the radius as chords.
+-- The eligible players counted from whole cells: those of the largest block of cells around the
+-- centre's whose four corners lie inside the radius (on a sphere the farthest point of such a
+-- block from the centre is a corner), summed a row of cells at a time from the centre outwards.
+-- Answers p_cap + 1 as soon as the sum exceeds the cap (one more than the cap, so that leaving
+-- out the caller still leaves the cap), and NULL when no block fits (a small radius, the edge
+-- of the grid). The corners are compared with the radius as chords (an earth point's <->),
+-- not through earth_distance, whose sec_to_gc the planner does not inline.
 CREATE OR REPLACE FUNCTION eligible_players_cells(p_lat double precision, p_lng double precision,
                                                   p_radius_km numeric, p_skill text,
                                                   p_min_reliability integer, p_cap integer)

@@ -1,16 +1,34 @@
--- The one way to notify: one row per recipient of one event.
+-- Notifications: the outbox the rules write to, and its delivery to the operator's webhook.
+--
+-- A rule that tells players something writes a notifications row per recipient in the
+-- transaction of the change itself, so a notice exists exactly when its change committed.
+-- notify is the helper for one event told to a list of players; the transitions that end,
+-- complete or invite for many matches or players at once insert their rows in the statement
+-- that makes the change. The writers are sql/areas/60_lifecycle.sql, 65_places.sql,
+-- 75_results.sql and 95_sweeper.sql; json_notification is what a recipient reads.
+--
+-- cron/deliver.c sends them. notification_claim takes the oldest due row (FOR UPDATE SKIP
+-- LOCKED), counts the attempt and leases the row until the attempt's deadline, in a
+-- transaction of its own, so two deliverers never hold one notification at once. The
+-- deliverer POSTs it and reports: notification_delivered on a 2xx (marked once), else
+-- notification_failed, a retry after an exponential backoff or, after the last attempt, the
+-- dead state, which the operator sees and releases (notifications_retry_dead). A deliverer
+-- that dies between sending and reporting lets the lease run out, and the notification is
+-- sent again: delivery is at least once, and the notification's id tells a repeat.
+
+-- Tells players p_recipients of one event: a row each, a repeated id once.
 CREATE OR REPLACE FUNCTION notify(p_recipients uuid[], p_type text, p_payload jsonb, p_now timestamptz)
     RETURNS void
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
 BEGIN
     INSERT INTO notifications (recipient_id, type, payload, created_at)
     SELECT DISTINCT r, p_type, p_payload, p_now FROM unnest(p_recipients) r;
 END $$;
 COMMENT ON FUNCTION notify(uuid[], text, jsonb, timestamptz) IS 'Writes one notification per recipient.';
 
+-- A notification as its recipient reads it through the API.
 CREATE OR REPLACE FUNCTION json_notification(n notifications) RETURNS json
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN json_build_object(
@@ -22,12 +40,13 @@ CREATE OR REPLACE FUNCTION json_notification(n notifications) RETURNS json
 COMMENT ON FUNCTION json_notification(notifications) IS
     'Notification object as its recipient sees it.';
 
+-- The deliverer's report of a 2xx: delivered, and no further attempt or dead state.
 CREATE OR REPLACE FUNCTION notification_delivered(p_id uuid) RETURNS boolean
     LANGUAGE plpgsql VOLATILE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ boolean;
+DECLARE
+    delivered boolean;
 BEGIN
     WITH marked AS (
         UPDATE notifications
@@ -35,23 +54,24 @@ BEGIN
          WHERE id = p_id AND delivered_at IS NULL
         RETURNING 1)
     SELECT count(*) = 1 FROM marked
-      INTO result_;
-    RETURN result_;
+      INTO delivered;
+    RETURN delivered;
 END $$;
 COMMENT ON FUNCTION notification_delivered(uuid) IS
     'Marks a notification delivered; false when it already was (it is marked once).';
 
--- 'RETRY' (next attempt after p_backoff_seconds * 2^(attempt - 1), at most 6 hours), 'DEAD'
--- (that was attempt p_max_attempts), or NULL when the report is stale: the notification was
--- delivered meanwhile, or claimed again after this attempt's lease ran out.
+-- The deliverer's report of failed attempt p_attempt: 'RETRY' (the next attempt after
+-- p_backoff_seconds * 2^(attempt - 1), at most 6 hours), 'DEAD' (that was attempt
+-- p_max_attempts), or NULL when the report is stale: the notification was delivered
+-- meanwhile, or claimed again after this attempt's lease ran out.
 CREATE OR REPLACE FUNCTION notification_failed(p_id uuid, p_attempt integer, p_error text,
                                                p_max_attempts integer, p_backoff_seconds integer)
     RETURNS text
     LANGUAGE plpgsql VOLATILE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ text;
+DECLARE
+    outcome text;
 BEGIN
     UPDATE notifications
        SET last_error = left(p_error, 500),
@@ -62,18 +82,20 @@ BEGIN
                END
      WHERE id = p_id AND delivered_at IS NULL AND dead_at IS NULL AND attempts = p_attempt
     RETURNING CASE WHEN dead_at IS NULL THEN 'RETRY' ELSE 'DEAD' END
-      INTO result_;
-    RETURN result_;
+      INTO outcome;
+    RETURN outcome;
 END $$;
 COMMENT ON FUNCTION notification_failed(uuid, integer, text, integer, integer) IS
     'Records a failed attempt: RETRY after a backoff, DEAD after the last allowed one, NULL when stale.';
 
+-- The operator's release of the dead notifications (deliver --retry-dead): each starts
+-- again from its first attempt, due at once.
 CREATE OR REPLACE FUNCTION notifications_retry_dead() RETURNS integer
     LANGUAGE plpgsql VOLATILE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ integer;
+DECLARE
+    released integer;
 BEGIN
     WITH released AS (
         UPDATE notifications
@@ -81,22 +103,18 @@ BEGIN
          WHERE dead_at IS NOT NULL
         RETURNING 1)
     SELECT count(*)::integer FROM released
-      INTO result_;
-    RETURN result_;
+      INTO released;
+    RETURN released;
 END $$;
 COMMENT ON FUNCTION notifications_retry_dead() IS
     'Releases every dead notification for a fresh round of attempts; returns how many.';
 
--- 0020_claim_once: a deliverer's claim takes one notification, whatever the plan.
---
--- notification_claim (0016) updated notifications FROM a sub-select of the oldest due row
--- (LIMIT 1 FOR UPDATE SKIP LOCKED). When the planner put that sub-select on the inner side
--- of a nested loop it ran again for every outer row, and each run, skipping the row this
--- very statement had just updated, locked and returned the next one: one call claimed every
--- due notification, leased them all and counted an attempt on each, while the deliverer
--- sent only the first. The others waited for their lease to run out (tests/59-deliver.bats
--- failed now and then: "delivered=1" of 3). The row is now chosen once, in a materialized
--- CTE, before anything is updated.
+-- A deliverer's claim: the oldest due notification (never delivered, not dead, its next
+-- attempt or its creation passed), leased for p_lease_seconds with the attempt counted.
+-- The row is chosen once, in a materialized CTE, before anything is updated: a sub-select
+-- in the UPDATE's FROM may be run again for every outer row of a nested loop, and each run,
+-- skipping the row the statement had just locked, would claim the next one, so a single call
+-- would lease every due notification while the deliverer sends only the first.
 CREATE OR REPLACE FUNCTION notification_claim(p_lease_seconds integer)
     RETURNS TABLE (id uuid, attempt integer, body text)
     LANGUAGE plpgsql VOLATILE

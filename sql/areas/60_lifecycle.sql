@@ -1,5 +1,36 @@
+-- The life of a match and of a player in it: one function per transition.
+--
+-- Every change of the match tables (match_requests, match_players, invitations, payments,
+-- reliability and the notifications they cause) goes through one function per transition;
+-- the request handlers and the sweeper (sql/areas/95_sweeper.sql) call them and write nothing
+-- themselves. Nothing is deleted: what ends changes status. Each function locks what it
+-- changes (a match's row first), checks its preconditions, writes the state, the ledger rows
+-- and the notifications, and fails with a stable problem code (lifecycle_fail):
+--     RAISE ... ERRCODE 'CRnnn' (nnn the HTTP status), MESSAGE the code, DETAIL the text
+-- which common/sql.c turns into the answer; a failed function has written nothing. Every
+-- function takes p_now, defaulting to now(): the service never passes it, the lifecycle model
+-- test (tests/lifecycle/) passes its own clock. The rules' numbers stand once each, in
+-- match_formats, match_policy and reliability_rules; the allowed status changes in
+-- match_transitions, which every status change consults (match_move) and records in
+-- match_status_changes.
+--
+-- The ledger: a payment is a row per join (payments.entry_id names the match_players row it
+-- pays for), a refund names the payment it gives back (payments.refund_of, at most one per
+-- payment). So a player may leave and rejoin any number of times, and for every join paid
+-- minus refunded is the player's share while they are in the match (or absent, or it was
+-- played), and zero after a leave, a refilled hand-over, an expired hold or a cancellation,
+-- but the organizer's share of a cancellation less than organizer_refund_notice ahead, which
+-- is kept.
+--
+-- Uses resource_slots (sql/areas/30_slots.sql), eligible_players (sql/areas/40_players.sql),
+-- notify (sql/areas/50_notifications.sql), the fair-use checks (sql/areas/55_fair_use.sql),
+-- match_new_terms (sql/areas/70_open_matches.sql) and json_match_request
+-- (sql/areas/90_json.sql); hands freed and offered places to the waiting list, hand-overs and
+-- place requests of sql/areas/65_places.sql.
+
 -- Keeps the team counters of match_requests in step with match_players; the CHECK on the
--- counters then refuses a player too many even if two joins race.
+-- counters then refuses a player too many even if two joins race. (Its triggers stand after
+-- match_join_locked.)
 CREATE OR REPLACE FUNCTION match_players_count() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' AND NEW.left_at IS NULL THEN
@@ -19,6 +50,8 @@ COMMENT ON FUNCTION match_players_count() IS
     'Maintains match_requests.team_a_count / team_b_count but for the organizer''s place, '
     'which match_hold writes with the match.';
 
+-- ---- building blocks: failing, moving a status, refunds, invitations' ends ------------------
+
 -- Fails the transition: the caller's transaction rolls back and the client is answered
 -- p_status with code p_code (common/sql.c).
 CREATE OR REPLACE FUNCTION lifecycle_fail(p_status integer, p_code text, p_detail text) RETURNS void
@@ -37,7 +70,6 @@ CREATE OR REPLACE FUNCTION match_move(p_ids uuid[], p_event text, p_now timestam
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
 BEGIN
     RETURN QUERY
     WITH moved AS (
@@ -54,21 +86,22 @@ END $$;
 COMMENT ON FUNCTION match_move(uuid[], text, timestamptz) IS
     'Applies event to the matches it is a transition of (match_transitions), recording each change.';
 
--- Players now in the match, optionally without one.
+-- Ids of the players in match p_match (their join not ended), but p_except when given, in
+-- id order: the recipients of a match's notices.
 CREATE OR REPLACE FUNCTION match_active_players(p_match uuid, p_except uuid DEFAULT NULL)
     RETURNS uuid[]
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ uuid[];
+DECLARE
+    players uuid[];
 BEGIN
     SELECT COALESCE(array_agg(player_id ORDER BY player_id), '{}')
       FROM match_players
      WHERE match_request_id = p_match AND left_at IS NULL
        AND player_id IS DISTINCT FROM p_except
-      INTO result_;
-    RETURN result_;
+      INTO players;
+    RETURN players;
 END $$;
 COMMENT ON FUNCTION match_active_players(uuid, uuid) IS 'Ids of the players in a match, optionally but one.';
 
@@ -101,14 +134,14 @@ CREATE OR REPLACE FUNCTION invitations_expire(p_ids uuid[])
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ integer;
+DECLARE
+    expired integer;
 BEGIN
     WITH e AS (UPDATE invitations SET status = 'EXPIRED'
                 WHERE id = ANY (p_ids) AND status = 'PENDING' RETURNING 1)
     SELECT count(*)::integer FROM e
-      INTO result_;
-    RETURN result_;
+      INTO expired;
+    RETURN expired;
 END $$;
 COMMENT ON FUNCTION invitations_expire(uuid[]) IS 'PENDING invitations among the ids -> EXPIRED; returns the count.';
 
@@ -118,15 +151,17 @@ CREATE OR REPLACE FUNCTION match_pending_invitations(p_matches uuid[])
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ uuid[];
+DECLARE
+    pending uuid[];
 BEGIN
     SELECT COALESCE(array_agg(id), '{}') FROM invitations
      WHERE match_request_id = ANY (p_matches) AND status = 'PENDING'
-      INTO result_;
-    RETURN result_;
+      INTO pending;
+    RETURN pending;
 END $$;
 COMMENT ON FUNCTION match_pending_invitations(uuid[]) IS 'Ids of the PENDING invitations of some matches.';
+
+-- ---- reliability: scores, no-shows and bans -------------------------------------------------
 
 -- A score moved by one more event, from p_start when there is no score yet: plus the
 -- event's delta, clamped to 0..100.
@@ -144,13 +179,13 @@ COMMENT ON AGGREGATE reliability_fold(integer, integer) IS
 
 -- Records reliability events (each (player, match, kind) once) and applies them: each
 -- player's score moves by each new event in turn, clamped to 0..100 each time, in the order
--- the matches ended (then by match and kind). A batch's sum clamped once made a score depend
--- on how the sweeper batched matches (from 100, +5 and -25 gave 80 in one batch, 75 in two).
--- No-shows counted, a ban when the no-shows within the policy window reach the limit, each
--- no-show notified with the new score. Players without a profile get one. Player rows are
--- locked in id order, so concurrent callers wait for each other instead of deadlocking; the
--- second statement runs on a snapshot taken after those locks, so a concurrent no-show is
--- never missed. Returns the no-shows recorded.
+-- the matches ended (then by match and kind), so a score does not depend on how the sweeper
+-- batches matches (a sum clamped once would: from 100, +5 and -25 give 80 in one batch, 75
+-- in two). No-shows counted, a ban when the no-shows within the policy window reach the
+-- limit, each no-show notified with the new score. Players without a profile get one.
+-- Player rows are locked in id order, so concurrent callers wait for each other instead of
+-- deadlocking; the second statement runs on a snapshot taken after those locks, so a
+-- concurrent no-show is never missed. Returns the no-shows recorded.
 CREATE OR REPLACE FUNCTION reliability_apply(p_players uuid[], p_matches uuid[], p_kinds text[],
                                              p_now timestamptz)
     RETURNS integer
@@ -218,6 +253,8 @@ END $$;
 COMMENT ON FUNCTION reliability_apply(uuid[], uuid[], text[], timestamptz) IS
     'Records and applies reliability events once each (scores, no-shows, bans, NO_SHOW notices).';
 
+-- ---- transitions of many matches at once: expired holds, unfilled, completion ---------------
+
 -- Ends each given hold that is PENDING_PAYMENT past its window (EXPIRE_HOLD): the slot was
 -- free already (a lapsed hold is not live); this records it. Returns the ids ended.
 CREATE OR REPLACE FUNCTION match_expire_holds(p_ids uuid[], p_now timestamptz DEFAULT now(),
@@ -225,7 +262,6 @@ CREATE OR REPLACE FUNCTION match_expire_holds(p_ids uuid[], p_now timestamptz DE
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
 BEGIN
     SELECT * FROM match_end(ARRAY(SELECT id FROM match_requests
                             WHERE id = ANY (p_ids) AND status = 'PENDING_PAYMENT'
@@ -241,7 +277,6 @@ CREATE OR REPLACE FUNCTION match_cancel_unfilled(p_ids uuid[], p_now timestamptz
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
 BEGIN
     SELECT * FROM match_end(ARRAY(SELECT id FROM match_requests
                             WHERE id = ANY (p_ids) AND status = 'OPEN'
@@ -285,6 +320,8 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION match_complete(uuid[], timestamptz) IS
     'Finished MATCHED/CONFIRMED matches -> COMPLETED with attendance and no-shows recorded.';
+
+-- ---- transitions of one match, for the API: payment, joining, check-in, cancelling, declining ---
 
 -- Locks match p_match for a transition by p_player, who must be in it: the row, or 404.
 CREATE OR REPLACE FUNCTION match_lock(p_match uuid, p_player uuid)
@@ -475,20 +512,23 @@ CREATE OR REPLACE FUNCTION match_player_busy(m match_requests, p_player uuid)
     SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
-DECLARE result_ boolean;
+DECLARE
+    busy boolean;
 BEGIN
     SELECT EXISTS (SELECT 1 FROM match_players mp
                      JOIN match_requests o ON o.id = mp.match_request_id
                     WHERE mp.player_id = p_player AND mp.left_at IS NULL
                       AND o.status IN ('PENDING_PAYMENT', 'OPEN', 'MATCHED', 'CONFIRMED')
                       AND (o.id = m.id OR (o.starts_at < m.ends_at AND m.starts_at < o.ends_at)))
-      INTO result_;
-    RETURN result_;
+      INTO busy;
+    RETURN busy;
 END $$;
 COMMENT ON FUNCTION match_player_busy(match_requests, uuid) IS
     'A player is in a match, or in another live match at the same time.';
 
--- (0022, restated) DECLINE: a declined offer or hand-over passes its place on.
+-- DECLINE of a pending invitation of the caller: 404 NOT_FOUND unless it is theirs, 409
+-- INVALID_STATE unless PENDING. A declined offer, hand-over or granted place passes its place
+-- on: to the waiting list, and a hand-over's, with nobody there, to SUBSTITUTE invitations.
 CREATE OR REPLACE FUNCTION match_decline_invitation(p_invitation uuid, p_player uuid,
                                                     p_now timestamptz DEFAULT now())
     RETURNS void
@@ -521,6 +561,13 @@ END $$;
 COMMENT ON FUNCTION match_decline_invitation(uuid, uuid, timestamptz) IS
     'DECLINE: the caller turns down a pending invitation.';
 
+-- ---- leaving and absence --------------------------------------------------------------------
+
+-- Takes p_player out of locked match m by p_event (LEAVE or ABSENCE): lapsed offers settled
+-- first, the join ended (LEFT or ABSENT), a MATCHED match OPEN again, the others told
+-- PLAYER_LEFT or PLAYER_ABSENT. A named p_substitute is handed the place first
+-- (match_handover_start, sql/areas/65_places.sql); then the places no one holds are offered
+-- to the waiting list. Returns the join that ended.
 CREATE OR REPLACE FUNCTION match_withdraw(m match_requests, p_player uuid, p_event text, p_now timestamptz,
                                           p_substitute uuid DEFAULT NULL, p_min_reliability integer DEFAULT 0,
                                           p_late boolean DEFAULT false)
@@ -548,6 +595,10 @@ END $$;
 COMMENT ON FUNCTION match_withdraw(match_requests, uuid, text, timestamptz, uuid, integer, boolean) IS
     'Ends a player''s join by LEAVE or ABSENCE: the place to a substitute, else the waiting list; the others told.';
 
+-- LEAVE: a player (not the organizer) of an OPEN or MATCHED match, more than leave_notice
+-- before the start: out, the payment of this join refunded in full; a named p_substitute is
+-- offered the place first. 404, 409 ORGANIZER_CANNOT_LEAVE, INVALID_STATE, LEAVE_TOO_LATE
+-- (an absence is the way then), and the substitute's refusals (match_handover_start).
 CREATE OR REPLACE FUNCTION match_leave(p_match uuid, p_player uuid, p_now timestamptz DEFAULT now(),
                                        p_substitute uuid DEFAULT NULL, p_min_reliability integer DEFAULT 0)
     RETURNS void
@@ -577,6 +628,12 @@ END $$;
 COMMENT ON FUNCTION match_leave(uuid, uuid, timestamptz, uuid, integer) IS
     'LEAVE: a player withdraws well ahead, refunded; a named substitute is offered the place first.';
 
+-- ABSENCE: a player (not the organizer) of an OPEN or MATCHED match, before the start: out
+-- without refund; the place is handed to p_substitute when named, else SUBSTITUTE
+-- invitations go out. Inside late_absence_window it costs a LATE_ABSENCE at once, unless a
+-- hand-over of the place is open: then the penalty waits for the hand-over's window, and a
+-- refill refunds the player and waives it (sql/areas/65_places.sql). 404, 409
+-- ORGANIZER_CANNOT_LEAVE, INVALID_STATE, MATCH_STARTED, and the substitute's refusals.
 CREATE OR REPLACE FUNCTION match_absence(p_match uuid, p_player uuid, p_min_reliability integer,
                                          p_now timestamptz DEFAULT now(), p_substitute uuid DEFAULT NULL)
     RETURNS void
@@ -611,16 +668,21 @@ END $$;
 COMMENT ON FUNCTION match_absence(uuid, uuid, integer, timestamptz, uuid) IS
     'ABSENCE: a late withdrawal without refund but for a refilled hand-over; late ones cost reliability.';
 
--- (0010, restated) Invites the eligible players of a PUBLIC match; a PRIVATE one invites
--- nobody automatically.
+-- ---- inviting, and the join itself ----------------------------------------------------------
+
+-- Invites (p_kind INVITE on payment, SUBSTITUTE after an absence or a hand-over nobody took)
+-- the players eligible_players finds around the match's search point
+-- (sql/areas/40_players.sql) who are not in it nor invited yet, each told MATCH_INVITATION or
+-- SUBSTITUTE_INVITATION. A PRIVATE match invites nobody automatically: that would show it to
+-- strangers. Returns how many were invited.
 CREATE OR REPLACE FUNCTION match_invite(p_match uuid, p_kind text, p_min_reliability integer,
                                         p_now timestamptz)
     RETURNS integer
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ integer;
+DECLARE
+    invited integer;
 BEGIN
     WITH inv AS (
         INSERT INTO invitations (match_request_id, player_id, kind, sent_at)
@@ -641,13 +703,21 @@ BEGIN
                jsonb_build_object('matchRequestId', p_match, 'invitationId', inv.id), p_now
           FROM inv)
     SELECT count(*)::integer FROM inv
-      INTO result_;
-    RETURN result_;
+      INTO invited;
+    RETURN invited;
 END $$;
 COMMENT ON FUNCTION match_invite(uuid, text, integer, timestamptz) IS
     'Invites (INVITE or SUBSTITUTE) and notifies the eligible players not yet in or invited to a match; returns the count.';
 
--- (0023, restated) JOIN: a granted place is its player's own, as an offer or a hand-over is.
+-- JOIN of locked match m by p_player in p_team, through invitation p_invitation (it must
+-- still be PENDING) or by the link. Lapsed offers are settled first. A place an offer, a
+-- hand-over or a granted place holds is its own player's, who takes it in its team (409
+-- OFFER_FOR_OTHER_TEAM otherwise) and accepts the invitation on the way; anyone else needs a
+-- place no one holds (TEAM_FULL; the counters' CHECK is the last guard). Then the booking
+-- rules; the player leaves the waiting list, the join and its PAID payment of the share are
+-- written, an open hand-over of the team is refilled, the others are told PLAYER_JOINED. The
+-- join that fills the match makes it MATCHED, expires its pending invitations and tells
+-- everyone MATCH_FULL. 409 INVALID_STATE, MATCH_NOT_OPEN, MATCH_STARTED, ALREADY_IN_MATCH.
 CREATE OR REPLACE FUNCTION match_join_locked(m match_requests, p_player uuid, p_team text,
                                              p_invitation uuid, p_now timestamptz)
     RETURNS void
@@ -724,14 +794,22 @@ END $$;
 COMMENT ON FUNCTION match_join_locked(match_requests, uuid, text, uuid, timestamptz) IS
     'JOIN of a locked match: place, payment, notices, and MATCHED when full.';
 
+-- The team counters' triggers: every place but the organizer's is counted as it is inserted
+-- (match_hold counts the organizer in the match's own insert, so the new row is not written
+-- a second time); every leave is counted.
 CREATE OR REPLACE TRIGGER match_players_count AFTER INSERT ON match_players
     FOR EACH ROW WHEN (NEW.role <> 'ORGANIZER') EXECUTE FUNCTION match_players_count();
 
 CREATE OR REPLACE TRIGGER match_players_count_left AFTER UPDATE OF left_at ON match_players
     FOR EACH ROW EXECUTE FUNCTION match_players_count();
 
--- POST /api/match/requests: the terms of the new match (match_new_terms), its hold, and the
--- request's JSON as the rest of the transaction sees it. Refusals as match_hold's.
+-- ---- holds, and the end of a match ----------------------------------------------------------
+
+-- POST /api/match/requests in one statement: the terms of the new match (match_new_terms),
+-- its hold, and the request's JSON as the rest of the transaction sees it. Refusals as
+-- match_hold's. The program keeps BEGIN and COMMIT around it: a statement whose kept
+-- connection a restarted server closed is sent again only outside a transaction, and a write
+-- must never be sent twice.
 CREATE OR REPLACE FUNCTION match_create(p_visibility text, p_competitive boolean, p_resource uuid,
                                         p_organizer uuid, p_date date, p_start time, p_duration integer,
                                         p_format text, p_skill text, p_message text,
@@ -753,27 +831,19 @@ COMMENT ON FUNCTION match_create(text, boolean, uuid, uuid, date, time, integer,
                                  double precision, double precision, numeric, integer, integer) IS
     'A new match on a free slot with its terms, held for payment; returns its JSON.';
 
--- 0040_sweep_fewer_lookups: the sweeper ends a lapsed hold with two look-ups of its match
--- fewer, and none of its payments by key.
+-- Ends matches p_ids by p_event (EXPIRE_HOLD, CANCEL or CANCEL_UNFILLED): each moves to
+-- CANCELLED with the reason of its transition; the current join of every player still in it
+-- is refunded (the organizer's not when the organizer cancels less than
+-- organizer_refund_notice ahead), pending payments are cancelled, pending invitations
+-- expire, and the players are told: PAYMENT_EXPIRED {matchRequestId} to the organizer of an
+-- expired hold, MATCH_CANCELLED {matchRequestId, reason} after CANCEL_UNFILLED, and
+-- {matchRequestId, reason, refund} after CANCEL. Returns the ids ended and how many
+-- invitations expired.
 --
--- Index statistics of five batches of 1,000 lapsed holds on the bench's CITY data: each hold
--- cost five descents of match_requests_pkey and one of payments_pkey, besides the writes.
--- Three of them found nothing the batch needed:
--- - match_expire_holds (0010) read each hold again to test that it was still a lapsed hold,
---   which the sweeper's claim had just tested, with the row locked (FOR UPDATE, in the same
---   statement);
--- - match_end (0010) passed every payment of the players to payments_refund, which looked
---   each one up by key to find that only PAID ones are refunded: a hold's payment is PENDING;
--- - match_end's notices joined the match for its cancel reason, which an expired hold's
---   notice does not carry.
--- Now the sweeper's claim hands its rows to match_end itself, match_end passes only PAID
--- payments on, and reads the match for a notice only when the notice carries its reason.
--- Same rows written, same notices, same refunds: a batch of 1,000 took 90.8-93.2 ms against
--- 101.7-103.0 ms (medians of three paired runs). A batch of 3,000 or 6,000 costs the same
--- per hold as one of 1,000 (105-107 ms per 1,000), so SWEEP_BATCH stays 1,000.
-
--- (0010, restated) the refunds read PAID payments only; the notices of an expired hold do
--- not read the match.
+-- The sweeper hands it the holds its claim has locked and tested (sweep_expired_holds), not
+-- through match_expire_holds, which would test them again. Only PAID payments go to
+-- payments_refund (a hold's payment is PENDING, and is cancelled), and the notices read the
+-- match only for the reason, which an expired hold's notice does not carry.
 CREATE OR REPLACE FUNCTION match_end(p_ids uuid[], p_event text, p_now timestamptz,
                                      OUT ended uuid[], OUT invitations_expired integer)
     LANGUAGE plpgsql
@@ -829,30 +899,31 @@ END $$;
 COMMENT ON FUNCTION match_end(uuid[], text, timestamptz) IS
     'Cancels matches by EXPIRE_HOLD, CANCEL or CANCEL_UNFILLED with their refunds, expiries and notices.';
 
--- 0045_hold_queue: the holds of one court and day queue for each other before they insert,
--- instead of meeting in the exclusion constraint's check.
+-- HOLD: opens a match on a free slot of court p_resource, held for p_hold_seconds until the
+-- organizer pays. 404 NOT_FOUND (court unknown, or it or its venue not ACTIVE), 409
+-- SLOT_NOT_OFFERED, SLOT_IN_PAST, NOT_BOOKABLE, the fair-use refusals (HOLD_LIMIT past
+-- p_max_holds live unpaid holds, the venue's booking rules: sql/areas/55_fair_use.sql), and
+-- SLOT_TAKEN from the exclusion constraint match_requests_no_double_booking, which stays the
+-- guard. A lapsed hold on the slot is ended first, so it never blocks, whether or not the
+-- sweeper ran. Returns the new match's id.
 --
--- match_requests_no_double_booking is checked after the row is in the index: the inserter
--- scans for a conflicting row and, when that row's transaction is still in flight, waits for
--- it. Two holds of one slot that insert before either scans find each other's row and each
--- waits for the other; PostgreSQL's deadlock detector ends one of them a second later, and
--- its request got 409 CONCURRENT_UPDATE instead of SLOT_TAKEN (four series of one court and
--- time made at once, seen so once). It is not rare when a hold in flight is rolled back
--- (whatever ends its transaction: an error, a timeout, a client gone): every hold that was
--- waiting for it scans again at once and finds the others' rows. Eight sessions racing for
--- one slot, each holding it for a moment and letting it go, 10 rounds each: 78 of the 80
--- transactions were ended by the deadlock detector (tests/49-match-races.bats).
---
--- match_hold (0036, restated) now takes a transaction lock on its court and day, once the
+-- The holds of one court and day queue for each other on a transaction lock, taken once the
 -- request has passed its refusals and before it reads the lapsed holds and inserts. The
--- holds of one court and day are made one after the other: the next one finds the row of
--- the one before committed (SLOT_TAKEN, from the constraint, which stays the guard) or gone.
--- This adds no wait that was not there: an insert on a court and day already waited for
--- every other one in flight at the day's version row (availability_day_bump, from the
--- trigger after the insert), and now waits for it before it holds anything of its own. A
--- series takes its days in date order, as every hold does, so the queues cannot form a
--- cycle. Only conflicting rows can collide, and only on one day: a slot ends on its own
--- date (booking_date + end_time), so the day is the whole key.
+-- constraint is checked after the row is in the index, waiting for a conflicting row still in
+-- flight: two holds of one slot that insert before either checks would wait for each other
+-- until the deadlock detector ended one (409 CONCURRENT_UPDATE instead of SLOT_TAKEN), and a
+-- hold rolled back wakes every hold waiting for it into that trap at once. In the queue the
+-- next hold finds the one before committed (SLOT_TAKEN) or gone. The lock adds no wait: an
+-- insert on a court and day waits for every other one in flight at the day's version row
+-- anyway (availability_day_bump, sql/areas/20_versions.sql, from the trigger after the
+-- insert). A series takes its days in date order, so the queues form no cycle; a slot ends on
+-- its own date, so the day is the whole key.
+--
+-- The match, its first status change, the organizer's place and payment are written by one
+-- statement, each insert taking what it needs from the one before through RETURNING (the
+-- foreign keys are checked at its end); the organizer is counted in the match's insert
+-- (team_a_count 1). Visibility and competitiveness come from the columns' defaults, which
+-- read what match_new_terms set (match_create).
 CREATE OR REPLACE FUNCTION match_hold(p_resource uuid, p_organizer uuid, p_date date, p_start time,
                                       p_duration integer, p_format text, p_skill text,
                                       p_message text, p_lat double precision,
@@ -897,11 +968,11 @@ BEGIN
     IF v_price IS NULL THEN
         PERFORM lifecycle_fail(409, 'NOT_BOOKABLE', 'The slot has no price and cannot be booked.');
     END IF;
-    -- fair use (0012): the player's unpaid holds and the club's booking rules
+    -- fair use: the player's unpaid holds and the club's booking rules
     PERFORM hold_limit_check(p_organizer, p_max_holds, p_now);
     PERFORM booking_rules_check(p_resource, p_organizer, (p_date + p_start) AT TIME ZONE v_tz,
                                 p_now);
-    -- one hold of this court and day at a time (see the header)
+    -- one hold of this court and day at a time (see above)
     PERFORM pg_advisory_xact_lock(hashtext(p_resource::text), p_date - date '2000-01-01');
     v_lapsed := ARRAY(
         SELECT m.id FROM match_requests m

@@ -1,3 +1,29 @@
+-- The places of a match besides joining it: waiting lists with their timed offers,
+-- hand-overs of a place to a substitute, and place requests from players of another level.
+--
+-- - Waiting list: a player queues for a full PUBLIC match, for one team or either. When a
+--   place frees, the first player on the list still free to play (not banned, in no match at
+--   that time) gets an OFFER, an invitation for that team's place that only they can take
+--   until match_policy.offer_window passes; declined or lapsed, it passes to the next, and
+--   with nobody left the place is open to anyone.
+-- - Hand-over: a leave or an absence may name a substitute, who gets a HANDOVER invitation
+--   for the place, held as an offer is; declined or lapsed, the place goes to the waiting
+--   list, then to SUBSTITUTE invitations. Until handover_notice before the start, whoever
+--   takes and pays a place of that team refills it: the leaver is refunded and a late absence
+--   costs nothing, so its penalty waits until the window closes unfilled.
+-- - Place request: a player not of a competitive match's level asks the players in it, who
+--   approve or reject (see the section below).
+--
+-- The guard: match_requests counts each team's pending invitations that hold a place
+-- (offers_a, offers_b, kept by invitations_count_offers), and a CHECK keeps players plus
+-- held places within the team's size, so a place is never offered twice, nor both offered
+-- and taken, whatever the code does. Lapsed ones are passed on by every write of the match's
+-- places (match_offers_settle, first) and by the sweeper (sql/areas/95_sweeper.sql), so the
+-- list moves with or without cron. The joins and withdrawals of sql/areas/60_lifecycle.sql
+-- call in here; these functions use its building blocks in turn (lifecycle_fail,
+-- payments_refund, match_invite, reliability_apply), booking_rules_check
+-- (sql/areas/55_fair_use.sql) and match_player_level (sql/areas/40_players.sql).
+
 -- The places of a match that no player takes and no open offer holds: the availableSlots of
 -- the match and invitation objects. (A body in quotes: it depends on no column, so the
 -- table may gain more.)
@@ -9,7 +35,9 @@ $$;
 COMMENT ON FUNCTION match_places_free(match_requests) IS
     'Places of a match no player takes and no open offer holds.';
 
--- (0023, restated) Keeps offers_a / offers_b: every invitation that holds a place counts.
+-- Keeps offers_a / offers_b: every invitation that holds a place (invitation_holds_place)
+-- counts while PENDING, in its team; it starts by insert or by an update that makes a row
+-- one, and stops by update or delete.
 CREATE OR REPLACE FUNCTION invitations_count_offers() RETURNS trigger
     LANGUAGE plpgsql
 AS $$
@@ -108,7 +136,8 @@ END $$;
 COMMENT ON FUNCTION match_waitlist_leave(uuid, uuid, timestamptz) IS
     'UNWAITLIST: a player leaves a waiting list.';
 
--- A match that ends (0010's match_end: cancelled, lapsed unpaid, not filled) ends its list.
+-- A match that ends (match_end: cancelled, lapsed unpaid, not filled), is completed, or is
+-- confirmed (everyone checked in, so no place frees any more) ends its waiting list.
 CREATE OR REPLACE FUNCTION match_waitlist_end() RETURNS trigger
     LANGUAGE plpgsql
 AS $$
@@ -146,23 +175,32 @@ END $$;
 COMMENT ON FUNCTION match_offers_settle_of(uuid, uuid, timestamptz) IS
     'Passes on the lapsed offers of the match of an invitation or token; returns how many lapsed.';
 
--- (0022, restated on match_player_busy)
+-- Whether p_player is free to be offered a place in match m at p_now: not banned, not in it,
+-- and in no other live match overlapping it (match_player_busy).
 CREATE OR REPLACE FUNCTION offer_candidate_free(m match_requests, p_player uuid, p_now timestamptz)
     RETURNS boolean
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode = force_generic_plan
 AS $$
 #variable_conflict use_column
-DECLARE result_ boolean;
+DECLARE
+    free boolean;
 BEGIN
     SELECT NOT EXISTS (SELECT 1 FROM players p
                         WHERE p.user_id = p_player AND p.banned_until > p_now)
        AND NOT match_player_busy(m, p_player)
-      INTO result_;
-    RETURN result_;
+      INTO free;
+    RETURN free;
 END $$;
 COMMENT ON FUNCTION offer_candidate_free(match_requests, uuid, timestamptz) IS
     'A player may be offered a place in a match: not banned, not in it, no overlapping match.';
+
+-- ---- hand-overs -----------------------------------------------------------------------------
+-- The hand-over itself (match_handovers) lasts until handover_notice before the start: its
+-- refill window. One started after that is LAPSED from the start: the substitute is still
+-- offered the place, and a late absence's penalty is immediate. A leave is refunded when it
+-- happens, so its hand-over refunds nothing more: it only gives the substitute the place
+-- first.
 
 -- Starts the hand-over of the place p_player left in team p_team of locked match p_match
 -- (join p_entry, ended by p_event): p_substitute gets a HANDOVER invitation for it, leaves
@@ -253,7 +291,7 @@ COMMENT ON FUNCTION match_handover_refill(uuid, uuid, text, uuid, timestamptz) I
     'A paid join refills an open hand-over of its team: the leaver refunded and told.';
 
 -- The hand-overs of locked match p_match whose window closed unfilled -> LAPSED, each late
--- absence among them now costing its LATE_ABSENCE. Returns how many closed.
+-- absence among them charged the LATE_ABSENCE it deferred. Returns how many closed.
 CREATE OR REPLACE FUNCTION match_handovers_close(p_match uuid, p_now timestamptz)
     RETURNS integer
     LANGUAGE plpgsql
@@ -302,45 +340,31 @@ END $$;
 COMMENT ON FUNCTION match_handover_pass_on(uuid, uuid[], timestamptz) IS
     'A hand-over nobody took: its free place goes to SUBSTITUTE invitations after the waiting list.';
 
--- 0025_place_requests: a player of another level asks for a place, and the match decides.
---
--- A competitive PUBLIC match is for players of its level (0024): anyone else who wants to
--- play in it asks (POST /api/match/requests/{id}/place-requests), and every player now in
--- the match is told and answers approve or reject. One reject makes the request REJECTED
--- and tells the requester; a player who rejected may turn it into an approve while the
--- request is open (the match open or full and not started), which makes it PENDING again,
--- or APPROVED when nobody else rejects. When every player now in the match has approved, the
--- requester is granted a place: an invitation of kind PLACE for a free place of the team
--- asked for (either, when ANY), theirs alone until it expires (match_policy.offer_window) and
--- held like an offer (0022: the same counters and CHECK), accepted or declined with the
--- invitation routes; declined or lapsed, the place passes to the waiting list as an
--- offer's does. When no place is free by then (the match filled meanwhile), the requester
--- goes on the waiting list instead, where the next freed place comes to them in turn.
---
--- Only the answers of the players now in the match count: a player who leaves no longer
--- counts, one who joins must answer too. A leave can therefore settle a request (the last
--- player who had not answered, or the only one who rejected, leaves): the request is
--- decided again when the leaving transaction commits (a deferred trigger), after the freed
--- place went to the leaver's substitute or the waiting list, so it never takes a place from
--- them.
---
--- A request is open while it is not approved, its match is OPEN or MATCHED and has not
--- started, and its player does not play in it: one who took a place by the link meanwhile
--- is not granted another (place_request_open). A request that is not open reads CLOSED.
---
--- One request per player and match: a rejected player does not ask again and again.
+-- ---- place requests -------------------------------------------------------------------------
+-- A competitive PUBLIC match is for players of its level: anyone else asks
+-- (place_request_create), and every player currently in the match is told and answers. One
+-- reject makes the request REJECTED; a player who rejected may turn it into an approve while
+-- it is open, which makes it PENDING again, or APPROVED when nobody else rejects. Once every
+-- player approves, the requester is granted a PLACE invitation for a free place of the team
+-- asked for, held like an offer and accepted or declined with the invitation routes; with no
+-- place free, they go on the waiting list instead. Only the answers of the players currently
+-- in the match count: a leave decides its open requests again when the leaving transaction
+-- commits (a deferred trigger), after the freed place went to the leaver's substitute or the
+-- waiting list, so it never takes a place from them. A request that is not open
+-- (place_request_open) reads CLOSED; one request per player and match.
 
 -- The invitation kinds that hold a place while PENDING (offers_a / offers_b count them):
--- the lifecycle functions below ask this instead of listing the kinds.
+-- the functions of the places and of the lifecycle ask this instead of listing the kinds.
 CREATE OR REPLACE FUNCTION invitation_holds_place(p_kind text) RETURNS boolean
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     RETURN p_kind IN ('OFFER', 'HANDOVER', 'PLACE');
 COMMENT ON FUNCTION invitation_holds_place(text) IS
     'OFFER, HANDOVER and PLACE invitations hold their place while PENDING.';
 
--- (0023, restated) Lapsed offers, hand-overs and granted places of locked match p_match ->
--- EXPIRED, their places offered to the waiting list, then a hand-over's to ordinary
--- invitations; hand-over windows that closed are settled. Returns how many lapsed.
+-- Lapsed offers, hand-overs and granted places of locked match p_match -> EXPIRED, their
+-- places offered to the waiting list, then a hand-over's to ordinary invitations; hand-over
+-- windows that closed are settled. Every write of the match's places runs this first, and so
+-- does the sweeper. Returns how many lapsed.
 CREATE OR REPLACE FUNCTION match_offers_settle(p_match uuid, p_now timestamptz)
     RETURNS integer
     LANGUAGE plpgsql
@@ -367,14 +391,14 @@ END $$;
 COMMENT ON FUNCTION match_offers_settle(uuid, timestamptz) IS
     'Lapsed offers of a locked match -> EXPIRED, their places offered on; returns how many lapsed.';
 
--- The status place request p_request has by the answers of the players now in its match:
--- REJECTED when one of them rejects, APPROVED when every one approves, else PENDING.
+-- The status place request p_request has by the answers of the players currently in its
+-- match: REJECTED when one of them rejects, APPROVED when every one approves, else PENDING.
 CREATE OR REPLACE FUNCTION place_request_verdict(p_request uuid, p_match uuid) RETURNS text
     LANGUAGE plpgsql STABLE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ text;
+DECLARE
+    verdict text;
 BEGIN
     SELECT CASE WHEN bool_or(NOT a.approve) THEN 'REJECTED'
                 WHEN bool_and(a.approve IS NOT NULL) THEN 'APPROVED'
@@ -383,8 +407,8 @@ BEGIN
       LEFT JOIN place_request_answers a
              ON a.place_request_id = p_request AND a.player_id = mp.player_id
      WHERE mp.match_request_id = p_match AND mp.left_at IS NULL
-      INTO result_;
-    RETURN result_;
+      INTO verdict;
+    RETURN verdict;
 END $$;
 COMMENT ON FUNCTION place_request_verdict(uuid, uuid) IS
     'REJECTED, APPROVED or PENDING by the answers of the players now in the match.';
@@ -485,7 +509,7 @@ COMMENT ON FUNCTION place_request_decide(uuid, uuid, timestamptz) IS
 -- MATCH_STARTED, MATCH_NOT_OPEN (neither OPEN nor MATCHED), JOIN_INSTEAD (friendly, or
 -- of the player's level: join it), PLAYER_BUSY (in another match at that time),
 -- PLACE_REQUEST_EXISTS (one per player and match), and the club's booking rules. The players
--- now in the match are told PLACE_REQUESTED {matchRequestId, placeRequestId, playerId}.
+-- in the match are told PLACE_REQUESTED {matchRequestId, placeRequestId, playerId}.
 -- Returns the request's id.
 CREATE OR REPLACE FUNCTION place_request_create(p_match uuid, p_player uuid, p_team text, p_message text,
                                                 p_now timestamptz DEFAULT now())
@@ -536,8 +560,8 @@ END $$;
 COMMENT ON FUNCTION place_request_create(uuid, uuid, text, text, timestamptz) IS
     'PLACE REQUEST: a player of another level asks the players of a competitive match for a place.';
 
--- APPROVE or REJECT (p_approve) place request p_request by p_player, a player now in its
--- match. 404 NOT_FOUND (unknown, or the caller not in the match), 409 PLACE_REQUEST_CLOSED
+-- APPROVE or REJECT (p_approve) place request p_request by p_player, a player currently in
+-- its match. 404 NOT_FOUND (unknown, or the caller not in the match), 409 PLACE_REQUEST_CLOSED
 -- (not open: approved already, its player in the match, or the match over, confirmed or
 -- started). A repeat changes nothing; an answer may change while the request is open.
 -- Returns the request's status.
@@ -574,7 +598,7 @@ END $$;
 COMMENT ON FUNCTION place_request_answer(uuid, uuid, boolean, timestamptz) IS
     'APPROVE or REJECT a place request, by a player now in its match.';
 
--- A player who leaves a match no longer counts among those who answer its open place
+-- A player who leaves a match stops counting among those who answer its open place
 -- requests: when the leaving transaction commits (after the freed place went to the leaver's
 -- substitute or the waiting list), each is decided again, at the leave's instant.
 CREATE OR REPLACE FUNCTION place_requests_player_left() RETURNS trigger
@@ -601,9 +625,13 @@ CREATE CONSTRAINT TRIGGER match_players_place_requests AFTER UPDATE OF left_at O
     FOR EACH ROW WHEN (OLD.left_at IS NULL AND NEW.left_at IS NOT NULL)
     EXECUTE FUNCTION place_requests_player_left();
 
--- (0022, restated) WAITLIST, by the rules of joining from the feed: 404 NOT_FOUND for a
--- PRIVATE match and anyone not in it, 409 LEVEL_MISMATCH for a competitive PUBLIC match of
--- another level than the player's.
+-- WAITLIST: p_player joins the waiting list of MATCHED match p_match for p_team (TEAM_A,
+-- TEAM_B or ANY), by the rules of joining from the feed. 404 NOT_FOUND (no such match, or a
+-- PRIVATE one to anyone not in it), 409 ALREADY_IN_MATCH, MATCH_STARTED, MATCH_NOT_FULL (not
+-- MATCHED: join it instead, or it is over), ALREADY_WAITING, LEVEL_MISMATCH (a competitive
+-- match of another level than the player's: ask for a place instead). An approved place
+-- request puts its player on the list without these checks: the players accepted them.
+-- Returns the entry's id.
 CREATE OR REPLACE FUNCTION match_waitlist_join(p_match uuid, p_player uuid, p_team text,
                                                p_now timestamptz DEFAULT now())
     RETURNS uuid

@@ -1,3 +1,27 @@
+-- Open matches: the terms a match is opened with, the feed of open matches near a player,
+-- and joining from that feed.
+--
+-- A match is PUBLIC (listed in the feed, joinable by anyone it suits) or PRIVATE (reached only
+-- by its link or an invitation; to anyone not in it, 404 as if it did not exist), and
+-- competitive (only players of its level join from the feed) or friendly (any level). Both
+-- are chosen when the match is opened and fixed once it is paid (match_requests_terms_fixed).
+-- They are written as the row is inserted, never updated after: the write that opens a match
+-- (match_create in sql/areas/60_lifecycle.sql, or a series) first calls match_new_terms,
+-- whose transaction-local settings the columns' defaults read. So match_hold needs no change,
+-- and the new row is not written a second time, which would check the double-booking
+-- constraint again against rival bookings in flight and could deadlock with them.
+--
+-- A match carries the place it is played at (venue_latitude, venue_longitude: its venue's,
+-- kept by the triggers below), so the feed takes the distance from the match row and reads a
+-- day's near matches from GiST indexes of place, reading a court and venue only for the
+-- matches it shows.
+--
+-- Relies on match_player_level (sql/areas/40_players.sql), venue_sets_rules and
+-- booking_rules_refusal (sql/areas/55_fair_use.sql), match_join_locked and match_player_busy
+-- (sql/areas/60_lifecycle.sql), match_places_free (sql/areas/65_places.sql) and
+-- json_match_request (sql/areas/90_json.sql). A PRIVATE match gets no automatic invitations
+-- (match_invite), and a player of another level asks for a place (sql/areas/65_places.sql).
+
 -- Fixed once paid: visibility and competitive change only while the hold awaits payment.
 CREATE OR REPLACE FUNCTION match_requests_terms_fixed() RETURNS trigger
     LANGUAGE plpgsql
@@ -34,7 +58,8 @@ COMMENT ON FUNCTION match_new_terms(text, boolean) IS
 -- JOIN from the feed: p_player takes a place of p_team in the PUBLIC match p_match, as by its
 -- link (match_join_locked: the rules and the payment). 404 NOT_FOUND (unknown, or PRIVATE and
 -- the caller not in it), 409 LEVEL_MISMATCH (competitive, of another level than the
--- caller's), and the link's refusals. Returns the match.
+-- caller's), and the link's refusals. Returns the match, so that the program's one statement
+-- is match_request_json(match_join_open(...)) (sql/areas/90_json.sql).
 CREATE OR REPLACE FUNCTION match_join_open(p_match uuid, p_player uuid, p_team text,
                                            p_now timestamptz DEFAULT now())
     RETURNS uuid
@@ -66,7 +91,8 @@ COMMENT ON FUNCTION match_join_open(uuid, uuid, text, timestamptz) IS
 
 -- Whether the feed keeps match m for a caller of level p_level and the filters p_from, p_to
 -- and p_format, whatever its distance: a place free, of the caller's level when
--- competitive. An expression the planner inlines.
+-- competitive. An expression the planner inlines, so it is applied to an index's rows as
+-- they are read.
 CREATE OR REPLACE FUNCTION open_feed_keeps(m match_requests, p_level text, p_from time, p_to time,
                                            p_format text)
     RETURNS boolean
@@ -130,6 +156,11 @@ CREATE OR REPLACE TRIGGER resources_match_place AFTER UPDATE OF venue_id ON reso
     FOR EACH ROW WHEN (OLD.venue_id IS DISTINCT FROM NEW.venue_id)
     EXECUTE FUNCTION match_requests_place_follow();
 
+-- The feed's candidates whatever the day and the kind: the OPEN, PUBLIC matches not started,
+-- after the page's key, that open_feed_keeps keeps within p_radius_km of p_centre, each with
+-- its distance in km from the match's own place (rounded to the metre, as the feed shows
+-- it). A query the planner inlines into each statement of match_open_feed that reads it, so
+-- that statement's own conditions (a day, competitive or not, a level) pick the partial index.
 CREATE OR REPLACE FUNCTION open_feed_candidates(p_centre public.earth, p_radius_km numeric, p_level text,
                                                 p_from time, p_to time, p_format text, p_now timestamptz,
                                                 p_after_start timestamptz, p_after_km numeric,
@@ -153,6 +184,28 @@ COMMENT ON FUNCTION open_feed_candidates(public.earth, numeric, text, time, time
                                          timestamptz, timestamptz, numeric, uuid) IS
     'The open-match feed''s candidates after a page''s key, with their distance; inlined.';
 
+-- The open-match feed of p_caller: OPEN, PUBLIC matches that have not started, within
+-- p_radius_km of (p_lat, p_lng), with a place no player takes and no offer holds, that the
+-- caller could join now: of the caller's level when competitive, not one the caller is in or
+-- that overlaps another match of theirs (match_player_busy), not refused by the club's
+-- booking rules (asked only of a venue that sets one); optionally on p_date (the venue's local
+-- date), starting from p_from to p_to, in p_format. Sorted by start, distance and id, from
+-- after the key p_after ([startsAt, distanceKm, id]); p_limit rows of (the match object with
+-- distanceKm and freePlaces, its key). The per-player checks run only for the matches read,
+-- and the objects are built for the page only.
+--
+-- Without a date it reads every candidate in start order (match_requests_starts_idx) until
+-- the page is full. With a date it first counts the day's matches within the box of the
+-- radius, of the caller's level or friendly, on the two GiST indexes of place (stopping at
+-- p_near_max + 1). With at most p_near_max it reads those and sorts them. With more, most
+-- of the day is near and a page fills sooner in start order: the caller's level
+-- (match_requests_open_level_idx) and the friendly matches (match_requests_open_friendly_idx)
+-- are two cursors merged in the loop below. One UNION ALL statement would be planned as an
+-- append sorted whole: PostgreSQL does not merge ordered branches that have conditions of
+-- their own. Both ways give the same pages (tests/69-open-matches.bats reads the feed both
+-- ways, which is what p_near_max is a parameter for). Each statement writes out its partial
+-- index's condition, as a generic plan uses a partial index only when the statement's own
+-- conditions imply the index's.
 CREATE OR REPLACE FUNCTION match_open_feed(p_caller uuid, p_lat double precision, p_lng double precision,
                                            p_radius_km numeric, p_date date, p_from time, p_to time,
                                            p_format text, p_limit integer, p_after json,
@@ -160,9 +213,10 @@ CREATE OR REPLACE FUNCTION match_open_feed(p_caller uuid, p_lat double precision
                                            p_near_max integer DEFAULT 300)
     RETURNS TABLE (doc json, key json)
     LANGUAGE plpgsql STABLE
-    -- the plans that read in start order and stop: no full sort, no hash join; and no JIT:
-    -- the near matches' one sort carries the cost that turns sorts off, far above the
-    -- threshold of compiling the statement (0.8 s a call, to sort a hundred rows)
+    -- the plans that read in start order and stop when the page is full: no full sort, no
+    -- hash, merge or bitmap plan. No JIT: the near matches' one sort carries the cost that
+    -- turning sorts off adds, far above the threshold of compiling the statement, and
+    -- compiling costs far more than sorting the few rows
     SET enable_sort = off SET enable_hashjoin = off SET enable_bitmapscan = off
     SET enable_mergejoin = off SET jit = off
 AS $$
@@ -209,6 +263,8 @@ BEGIN
                    AND v_box @> earth_point(m.venue_latitude, m.venue_longitude)
                  LIMIT p_near_max + 1) x;
         IF v_near <= p_near_max THEN
+            -- few near: read them by place and sort them. OFFSET 0 fences the union: with
+            -- sorts turned off the planner would rather read a whole index in start order
             OPEN mine FOR
                 SELECT s.m, s.km
                   FROM (SELECT f.m, f.km
@@ -230,6 +286,8 @@ BEGIN
             FETCH mine INTO a;
             have_a := FOUND;
         ELSE
+            -- many near: the day's matches of the caller's level and its friendly ones, each
+            -- in start order, merged below
             OPEN mine FOR
                 SELECT f.m, f.km
                   FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to,

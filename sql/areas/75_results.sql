@@ -1,11 +1,35 @@
+-- Results and ratings: the result of a played match, reported by one team and answered by
+-- the other, and the Glicko-2 ratings that the confirmed results of competitive matches move.
+--
+-- A player of a match that is CONFIRMED (everyone checked in) or has started reports its
+-- result once (match_result_report): the games of each set, TEAM_A's first. A player of the
+-- other team confirms or disputes it (match_result_answer); the sweeper confirms what nobody
+-- disputed match_policy.result_confirm_after after the end (sweep_results,
+-- sql/areas/95_sweeper.sql). An AMERICANO has no result.
+--
+-- A confirmed result of a competitive match is one Glicko-2 rating period for each of its
+-- players (Glickman, "Example of the Glicko-2 system"): a single game against the other side,
+-- taken as one opponent with the mean of their ratings and the root mean square of their
+-- deviations, scored 1 or 0. A rating starts from the declared level (BEGINNER 1200,
+-- INTERMEDIATE 1500, ADVANCED 1800, PROFESSIONAL 2100; 1500 without one) with deviation 350
+-- and volatility 0.06; every 30 days without a rated match is an empty period, in which only
+-- the deviation grows. A result is rated once: under the lock of its match_results row, with
+-- rated_at recording it, so two confirmations at once or a replayed sweep change nothing more.
+--
+-- Tables: match_results, player_ratings, rating_changes. Relies on match_lock, lifecycle_fail
+-- and match_active_players (sql/areas/60_lifecycle.sql) and notify
+-- (sql/areas/50_notifications.sql). Feeds the effective level (rating_band,
+-- match_player_level and the player_ratings trigger in sql/areas/40_players.sql) and the
+-- ratings shown by json_player and json_place_request (sql/areas/90_json.sql).
+
 -- The winner of sets [[a, b], ...] (TEAM_A's games first), or NULL when they are not a result:
 -- 1 to 5 sets of two whole numbers 0..99 with a winner each, and one team winning more.
 CREATE OR REPLACE FUNCTION result_winner(p_sets jsonb) RETURNS text
     LANGUAGE plpgsql IMMUTABLE
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ text;
+DECLARE
+    winner text;
 BEGIN
     SELECT CASE WHEN bool_and(ok) AND count(*) BETWEEN 1 AND 5 AND sum(won_a) <> sum(won_b)
                 THEN CASE WHEN sum(won_a) > sum(won_b) THEN 'TEAM_A' ELSE 'TEAM_B' END END
@@ -19,8 +43,8 @@ BEGIN
                         AND (s->>0)::int < (s->>1)::int THEN 1 ELSE 0 END AS won_b
               FROM jsonb_array_elements(CASE WHEN jsonb_typeof(p_sets) = 'array'
                                              THEN p_sets ELSE '[]' END) s) x
-      INTO result_;
-    RETURN result_;
+      INTO winner;
+    RETURN winner;
 END $$;
 COMMENT ON FUNCTION result_winner(jsonb) IS 'The winning team of a list of sets, NULL if it is not a result.';
 
@@ -105,7 +129,7 @@ COMMENT ON FUNCTION glicko2_period(double precision, double precision, double pr
                                    double precision[], double precision[], double precision[]) IS
     'One Glicko-2 rating period (tau 0.5, tolerance 0.000001).';
 
--- Glickman's f(x) of step 5.
+-- Glickman's f(x) of step 5, whose zero glicko2_period finds for the new volatility.
 CREATE OR REPLACE FUNCTION glicko2_f(x double precision, d double precision, phi double precision,
                                      v double precision, a double precision, tau double precision)
     RETURNS double precision
@@ -119,7 +143,8 @@ COMMENT ON FUNCTION glicko2_f(double precision, double precision, double precisi
     'Glicko-2, step 5: the function whose zero is the new volatility''s log square.';
 
 -- A player's rating at p_now: the stored one with an empty period per 30 days since the
--- last rated match, or the start from the declared level.
+-- last rated match (at most until the deviation is back at 350), or the start from the
+-- declared level. What the profile shows and what a new result is rated from.
 CREATE OR REPLACE FUNCTION player_rating(p_player uuid, p_now timestamptz,
                                          OUT rating double precision, OUT deviation double precision,
                                          OUT volatility double precision, OUT rated_matches integer)
@@ -152,10 +177,11 @@ END $$;
 COMMENT ON FUNCTION player_rating(uuid, timestamptz) IS
     'A player''s rating now: after the empty periods of inactivity, or the start from the declared level.';
 
--- The ratings moved by the confirmed result of locked match p_match, once: each player a
--- period of one game against the other side (their mean rating, the root mean square of
--- their deviations), scored by the result. Only for a competitive match. Returns how many
--- players' ratings moved.
+-- The ratings moved by the confirmed result of match p_match, once: each player a period
+-- of one game against the other side (their mean rating, the root mean square of their
+-- deviations), scored by the result. Only for a competitive match. The result's row is
+-- locked and rated_at set before anything moves, so a second call does nothing. Called by
+-- match_result_answer and sweep_results; returns how many players' ratings moved.
 CREATE OR REPLACE FUNCTION match_result_rate(p_match uuid, p_now timestamptz)
     RETURNS integer
     LANGUAGE plpgsql
@@ -201,7 +227,6 @@ END $$;
 COMMENT ON FUNCTION match_result_rate(uuid, timestamptz) IS
     'A confirmed competitive result moves its players'' ratings, once.';
 
--- The active player p_player of locked match m, or 404 (match_lock's answer).
 -- RESULT: p_player reports the result of match p_match. 404 (not a player), 409
 -- NO_RESULT_FOR_FORMAT (AMERICANO), MATCH_NOT_PLAYED (neither CONFIRMED nor started, or
 -- cancelled), RESULT_EXISTS; sets that are not a result are INVALID_RESULT (the API checks

@@ -1,10 +1,28 @@
+-- Weekly series: a group that plays every Tuesday at 19:00 opens the weeks in one call, and
+-- calls off the weeks still to come in another.
+--
+-- Each date becomes an ordinary match request, made by match_hold (sql/areas/60_lifecycle.sql)
+-- with its own payment hold, booking rules and double-booking guard, so everything that
+-- follows (payment, joins, cancellation, the sweeper) treats it as any other match. A date
+-- that cannot be booked is skipped with the code a single booking of it would have been
+-- refused with; it is never a reason to refuse the others. The series only groups its
+-- matches (match_series, match_series_matches): it has no state of its own that the
+-- lifecycle reads, but for the limit of unpaid holds, where a series counts once
+-- (hold_limit_check, sql/areas/55_fair_use.sql).
+--
+-- The program opens a series in one transaction: match_new_terms
+-- (sql/areas/70_open_matches.sql) for the visibility and competitiveness of its matches, then
+-- match_series_hold; it answers with json_match_series (sql/areas/90_json.sql).
+
 -- SERIES: p_weeks holds on p_date and the same weekday after it, each by match_hold. A date
 -- match_hold refuses with a 409 (SLOT_NOT_OFFERED: closed, a holiday or off the court's
 -- grid; SLOT_IN_PAST; NOT_BOOKABLE; SLOT_TAKEN; a booking rule such as
 -- OUTSIDE_BOOKING_WINDOW) is skipped with that code, in a subtransaction of its own, so
 -- nothing of it is left. 409 HOLD_LIMIT once for the whole series; 404 NOT_FOUND, from the
 -- first date's match_hold, for a court that is not bookable at all (nothing written); 409
--- NO_BOOKABLE_DATE (nothing written) when every date is skipped. Returns the series' id.
+-- NO_BOOKABLE_DATE (nothing written) when every date is skipped. The dates are held in date
+-- order, so two series waiting on each other's court-day locks (taken by match_hold) cannot
+-- form a cycle. Returns the series' id.
 CREATE OR REPLACE FUNCTION match_series_hold(p_resource uuid, p_organizer uuid, p_date date, p_start time,
                                              p_duration integer, p_format text, p_skill text,
                                              p_message text, p_lat double precision,
@@ -59,8 +77,9 @@ COMMENT ON FUNCTION match_series_hold(uuid, uuid, date, time, integer, text, tex
 
 -- CANCEL SERIES: the organizer cancels every match of the series that has not started and
 -- can still be cancelled, each by match_cancel (refunds and notices as for one match); the
--- others (started, confirmed, over, cancelled already) are left as they are. Again: nothing
--- more changes. 404 NOT_FOUND for anyone but the organizer.
+-- others (started, confirmed, over, cancelled already) are left as they are. Called again,
+-- it changes nothing more (cancelled_at keeps the first call's instant). 404 NOT_FOUND for
+-- anyone but the organizer.
 CREATE OR REPLACE FUNCTION match_series_cancel(p_series uuid, p_player uuid, p_now timestamptz DEFAULT now())
     RETURNS void
     LANGUAGE plpgsql

@@ -1,3 +1,32 @@
+-- 85_search: the match search, GET /api/match/search: free slots of courts of one slot length
+-- near a point, nearest venue first, at most `limit`, with the number of players a match opened
+-- there would invite (eligible_players_count of sql/areas/40_players.sql, up to 100).
+--
+-- Venues come nearest first straight from venues_earth_idx (KNN on <->, the chord distance,
+-- which orders like the great-circle one), and the LIMIT stops the scan once enough slots are
+-- found, so the work of a search is bounded by its answer, not by how many venues a city has
+-- inside the radius. The functions carry the settings of that plan in their SET clauses
+-- (bitmap scans off: cube's @> has no selectivity estimate, and with a bitmap scan the planner
+-- would read and sort every venue of the radius first), so that a caller gets it whatever its
+-- connection's settings, a pooler's connection in transaction mode included.
+--
+-- On a date free_slots keeps completely (free_slot_dates) the slots are read from it
+-- (search_free_slots); on any other they are worked out court by court (search_slots_computed):
+-- a date further ahead, or a database whose sweeper has not run for days, is slower, never
+-- wrong. match_search_rows answers plain rows, which cgi-bin/search.c writes as JSON;
+-- match_search gives the same answer as one JSON row, for clients of the schema.
+--
+-- A search asked again is reused: search_answer gives match_search_rows's rows with their
+-- validator (search_validator, sql/areas/20_versions.sql) and the instant until which time
+-- alone leaves them as they are (search_kept_visit, eligible_players_count_until). Relies on
+-- sql/areas/10_basics.sql, 20_versions.sql, 30_slots.sql (resource_slots, free_slots) and
+-- 40_players.sql.
+
+-- ---- the slots near a point ------------------------------------------------------------------
+
+-- The search's slots worked out court by court from resource_slots, for a date free_slots does
+-- not keep completely. A date before UTC yesterday or more than 366 days ahead gets none, which
+-- bounds the work.
 CREATE OR REPLACE FUNCTION search_slots_computed(p_lat double precision, p_lng double precision,
                                         p_radius_km numeric, p_date date, p_from time, p_to time,
                                         p_duration integer, p_limit integer, p_now timestamptz DEFAULT now())
@@ -38,8 +67,9 @@ COMMENT ON FUNCTION search_slots_computed(double precision, double precision, nu
                                           time, time, integer, integer, timestamptz) IS
     'search_slots worked out court by court, for a date free_slots does not keep.';
 
--- search_slots keeps its signature (match_search reads it) and reads the kept slots when the
--- date is kept; otherwise it works them out as before (search_slots_computed).
+-- The search's slots: from the kept slots when the date is kept and complete
+-- (search_free_slots), otherwise worked out (search_slots_computed); the two give the same rows
+-- for as long as free_slots is right (free_slots_drift, sql/areas/30_slots.sql).
 CREATE OR REPLACE FUNCTION search_slots(p_lat double precision, p_lng double precision,
                                         p_radius_km numeric, p_date date, p_from time, p_to time,
                                         p_duration integer, p_limit integer,
@@ -65,25 +95,15 @@ COMMENT ON FUNCTION search_slots(double precision, double precision, numeric, da
                                  integer, integer, timestamptz) IS
     'The first p_limit available slots of courts of one slot length within a radius, nearest first.';
 
--- 0033_search_streamed: the search reads a court's kept slots as a stream, and writes its
--- times with their own output function.
---
--- search_free_slots (0019) unnested each kept row's four arrays with unnest() in FROM: a
--- function scan, which stores every element of the four arrays in a tuplestore before the
--- time window and the clock keep two of nine (on the bench's CITY data, 28 rows and 252
--- stored tuples per search; forming them was 7% of the backend's time). The same unnest in
--- a select list is a ProjectSet node, which hands its rows on as it makes them: the same
--- rows in the same order (several set-returning functions in one select list run in step),
--- nothing stored. match_search_rows wrote its two times with api_time, to_char through an
--- interval and a printf per value; the times of a search are whole seconds (slot starts come
--- from schedules and add up minutes), so time's own output gives the same HH:MM:SS text
--- (24:00:00 included).
---
--- Measured on CITY (pgbench, one client, alternating runs, the search of the bench): the
--- kept-slot statement 0.45 ms against 0.52 ms; match_search_rows 0.68 ms against 0.71 ms
--- for the time output alone.
-
--- (0019, restated) the kept slots of a court streamed from its arrays
+-- search_slots from the kept slots: the same venues in the same order as search_slots_computed,
+-- each venue's kept courts of the date and slot length, their slots in the time range that are
+-- open at p_now under the venue's rules (slot_open). The radius's box is earth_box's
+-- cube_enlarge with the chord of the radius (metres_chord), and distances come from the chord
+-- (chord_metres), which the planner inlines. A court's arrays are unnested in the select list,
+-- a ProjectSet node that hands its rows on as it makes them (several set-returning functions in
+-- one select list run in step), rather than in FROM, a function scan that would store every
+-- element before the time window and the clock keep a few. Sorts off: the plan reads the
+-- venues in index order and stops at p_limit, with no full sort.
 CREATE OR REPLACE FUNCTION search_free_slots(p_lat double precision, p_lng double precision,
                                              p_radius_km numeric, p_date date, p_from time,
                                              p_to time, p_duration integer, p_limit integer,
@@ -133,7 +153,15 @@ COMMENT ON FUNCTION search_free_slots(double precision, double precision, numeri
                                       time, integer, integer, timestamptz) IS
     'search_slots from the kept slots, for a date of free_slot_dates.';
 
--- (0030, restated) the times through time's output
+-- ---- the answer ------------------------------------------------------------------------------
+
+-- The search's answer as plain rows, already in the answer's order, which cgi-bin/search.c
+-- writes as JSON: one row per slot, or one row without a court (resource_id NULL) when none is
+-- free or the date is too far ahead, date_ok saying which. eligible is the same on every row and
+-- counted once, when the first row is made (an uncorrelated sub-select); NULL on the row
+-- without a court. The times are written by time's own output: a search's times are whole
+-- seconds (slot starts come from schedules and add up minutes), so it gives the same HH:MM:SS
+-- as api_time (24:00:00 included) at less cost.
 CREATE OR REPLACE FUNCTION match_search_rows(p_lat double precision, p_lng double precision,
                                              p_radius_km numeric, p_date date, p_from time,
                                              p_to time, p_duration integer, p_skill text,
@@ -171,23 +199,16 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION match_search_rows(double precision, double precision, numeric, date, time,
                                       time, integer, text, integer, uuid, integer, timestamptz) IS
-    'The search''s slots nearest first, one row each, or one row without a court; bitmap scans off for its plan (0015).';
+    'The search''s slots nearest first, one row each, or one row without a court; bitmap scans off for its plan.';
 
--- 0044_search_answer_kept: match_search, the search's whole answer in one row, is back for
--- the clients that call it.
---
--- 0007 made match_search the statement of GET /api/match/search: whether the date is within
--- bounds, and the results as one JSON array. 0030 moved the writing of the JSON into the
--- program (match_search_rows and cgi-bin/search.c) and dropped match_search, because nothing
--- in the project read it any more. But a function of the schema is an interface too: a
--- report, an operator's script, or a second service written against the database before
--- 0030 calls it with the same arguments, and since 0030 it has failed with "function does
--- not exist". It returns with its old signature and columns, over match_search_rows, so
--- that there is still one search statement and the two answers cannot drift apart: the
--- same slots in the same order with the same values, written by json_build_object as 0007
--- wrote them. match_search_rows carries the plan's setting (bitmap scans off), so a caller
--- gets the same plan whatever its connection's settings. The service does not call it; it
--- costs the JSON building that 0030 took out of the service's path, and only its callers pay.
+-- The search's whole answer in one row: whether the date is within bounds, and the results as
+-- the JSON array GET /api/match/search answers, written by json_build_object. The service does
+-- not call it: it writes the JSON itself from match_search_rows, which costs less. A function of
+-- the schema is an interface too (a report, an operator's script, a second service written
+-- against the database), so it stays, over match_search_rows: there is one search statement,
+-- and the two answers cannot drift apart (the same slots in the same order with the same
+-- values). match_search_rows carries the plan's setting, so a caller gets the same plan
+-- whatever its connection's settings; only match_search's callers pay for the JSON building.
 CREATE OR REPLACE FUNCTION match_search(p_lat double precision, p_lng double precision,
                                         p_radius_km numeric, p_date date, p_from time, p_to time,
                                         p_duration integer, p_skill text, p_min_reliability integer,
@@ -223,6 +244,14 @@ COMMENT ON FUNCTION match_search(double precision, double precision, numeric, da
                                  integer, text, integer, uuid, integer, timestamptz) IS
     'The search''s answer in one row: whether the date is within bounds, and match_search_rows'' slots as the JSON array GET /api/match/search answers. Kept for clients of the schema; the service writes the JSON itself.';
 
+-- ---- answers kept while nothing is written ---------------------------------------------------
+
+-- search_free_slots's slots, and the ones it passes over: every slot of the venues nearest first
+-- that it goes through, open at p_now or not, in its order, up to the one after which it has
+-- p_limit open slots (the window count's run condition stops the scan there), each with the
+-- first instant after p_now at which time alone changes it: it starts, enters the notice period
+-- or the booking window, or the payment hold on it lapses. An answer read so can change by time
+-- alone only at one of those instants.
 CREATE OR REPLACE FUNCTION search_kept_visit(p_lat double precision, p_lng double precision,
                                              p_radius_km numeric, p_date date, p_from time, p_to time,
                                              p_duration integer, p_limit integer, p_now timestamptz DEFAULT now())
@@ -281,7 +310,9 @@ COMMENT ON FUNCTION search_kept_visit(double precision, double precision, numeri
 -- until when it holds if nothing is written (epoch microseconds, NULL: until a write), all
 -- from one snapshot (a STABLE function's statements share its caller's), which is what makes
 -- the pair safe to reuse. Without a validator (a date that is not kept and complete) the
--- rows are match_search_rows's and the two are NULL.
+-- rows are match_search_rows's and the two are NULL. cgi-bin/search.c asks for it the second
+-- time a process is asked a search, and keeps the answer; a search asked once costs only
+-- match_search_rows.
 CREATE OR REPLACE FUNCTION search_answer(p_lat double precision, p_lng double precision,
                                          p_radius_km numeric, p_date date, p_from time, p_to time,
                                          p_duration integer, p_skill text, p_min_reliability integer,

@@ -1,3 +1,21 @@
+-- Calendar feeds (iCalendar, RFC 5545) that calendar apps subscribe to: one per player (the
+-- matches they play in) and one per venue (its courts' booked time, without names).
+--
+-- A feed is reached by a secret URL, since calendar apps cannot send a bearer token. The
+-- secret (calendar_feeds) comes from PostgreSQL's strong random source, gen_random_uuid
+-- twice; rotating it makes the old URL answer 404. The events are read here as rows, and
+-- cgi-bin/players.c serves both feeds, writing the rows as iCalendar with common/ical.c (the
+-- URLs are handed out by cgi-bin/players.c and cgi-bin/owner.c through calendar_feed_url).
+-- Times are UTC instants (DTSTART:...Z, ical_utc): a match's instants were fixed in its
+-- venue's time zone when it was booked, so they stay right across daylight-saving changes
+-- without a VTIMEZONE block. SEQUENCE counts the changes an event went through (the match's
+-- status changes, and for a player their joins and leaves), so a cancellation or a leave
+-- always raises it and calendars take the new version.
+--
+-- Reads match_requests, match_players, match_status_changes, resources and venues; writes
+-- only calendar_feeds.
+
+-- A new feed secret: two random UUIDs without their dashes.
 CREATE OR REPLACE FUNCTION calendar_secret() RETURNS text
     LANGUAGE sql VOLATILE
     RETURN replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '');
@@ -34,6 +52,8 @@ CREATE OR REPLACE FUNCTION calendar_feed_url(p_prefix text, p_player uuid, p_ven
 COMMENT ON FUNCTION calendar_feed_url(text, uuid, uuid, boolean) IS
     'The feed URL of a player or of a venue under p_prefix (made on first use, new when p_rotate), as the JSON answer.';
 
+-- An instant as an iCalendar UTC date-time (DTSTART, DTEND, DTSTAMP). STABLE, as to_char is,
+-- so that the planner inlines it.
 CREATE OR REPLACE FUNCTION ical_utc(t timestamptz) RETURNS text
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN to_char(t AT TIME ZONE 'UTC', 'YYYYMMDD"T"HH24MISS"Z"');
@@ -62,7 +82,7 @@ COMMENT ON VIEW calendar_match_events IS
     'Every match as a calendar event, as of now: what the player and venue feeds share.';
 
 -- The events of a player's feed: every match they play in, organise or left, that ended at
--- most 90 days ago; CANCELLED too once they are no longer in it, and each of their joins
+-- most 90 days ago; CANCELLED too once they have left it, and each of their joins
 -- and leaves raises the SEQUENCE. Columns as the feed writer reads them.
 CREATE OR REPLACE FUNCTION calendar_player_events(p_player uuid)
     RETURNS TABLE (uid text, sequence bigint, stamp text, starts text, ends text, status text,

@@ -1,3 +1,25 @@
+-- The JSON shapes of the API's answers: one function per object a route returns, built in the
+-- database. (The notification object stands with its table in sql/areas/50_notifications.sql,
+-- the search's answer in sql/areas/85_search.sql.)
+--
+-- Built here so that an answer costs no more round trips than its query: a list is one
+-- statement, and a write and the object it answers with are one statement too
+-- (match_request_json below). And each shape is written once, for every program that shows
+-- the object (cgi-bin/requests.c, invitations.c, owner.c, admin.c, public.c, players.c), so
+-- the same object never comes out in two forms.
+--
+-- Conventions: json, not jsonb, so that the fields keep the order of the API's description;
+-- camelCase names; instants as UTC ISO 8601 with milliseconds (api_ts), times of day as
+-- HH:MM:SS (api_time), days as MONDAY..SUNDAY (api_day_name), all three in
+-- sql/areas/10_basics.sql; dates as YYYY-MM-DD; money exact, numeric(12,2) with its two
+-- decimals, beside its currency; an empty list as [], an absent value as null.
+--
+-- Lists of venues and resources read the one-row sets venue_doc and resource_doc, which the
+-- planner inlines into the list's query. The functions that are not inlined are PL/pgSQL, so
+-- that a session keeps their plans; a LANGUAGE sql function that is not inlined would be
+-- planned again at every call.
+
+-- Image object of a venue or a court: the CDN's URL and public id beside our id.
 CREATE OR REPLACE FUNCTION json_image(id uuid, url text, public_id text) RETURNS json
     LANGUAGE sql STABLE PARALLEL SAFE
     RETURN json_build_object('id', id, 'url', url, 'publicId', public_id);
@@ -6,8 +28,8 @@ COMMENT ON FUNCTION json_image(uuid, text, text) IS 'Image object of a venue or 
 -- Venue object. `public_view` counts only the resources players can see.
 -- Written as a one-row set-returning function because PostgreSQL inlines those into the
 -- calling query even with sub-selects (a scalar SQL function with sub-selects is called row
--- by row instead): lists use `CROSS JOIN LATERAL venue_doc(v) d` and cost a third of
--- json_venue(v) per row. json_venue() is the same object for single-row use.
+-- by row instead): lists use `CROSS JOIN LATERAL venue_doc(v) d`. json_venue() is the same
+-- object for single-row use.
 CREATE OR REPLACE FUNCTION venue_doc(v venues, public_view boolean DEFAULT false) RETURNS TABLE (doc json)
     LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
@@ -34,15 +56,17 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION venue_doc(venues, boolean) IS 'Venue object as the API shows it, as a one-row set (inlined in lists).';
 
+-- Venue object of one venue (venue_doc), for the answers about a single venue.
 CREATE OR REPLACE FUNCTION json_venue(v venues, public_view boolean DEFAULT false) RETURNS json
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 #variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    venue json;
 BEGIN
     SELECT d.doc FROM venue_doc(v, public_view) d
-      INTO result_;
-    RETURN result_;
+      INTO venue;
+    RETURN venue;
 END $$;
 COMMENT ON FUNCTION json_venue(venues, boolean) IS 'Venue object as the API shows it.';
 
@@ -81,19 +105,22 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION resource_doc(resources) IS 'Resource object with schedules, price rules and images, as a one-row set.';
 
+-- Resource object of one court (resource_doc), for the answers about a single court.
 CREATE OR REPLACE FUNCTION json_resource(r resources) RETURNS json
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 #variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    resource json;
 BEGIN
     SELECT d.doc FROM resource_doc(r) d
-      INTO result_;
-    RETURN result_;
+      INTO resource;
+    RETURN resource;
 END $$;
 COMMENT ON FUNCTION json_resource(resources) IS 'Resource object with schedules, price rules and images.';
 
--- Booking rules as the owner reads and writes them.
+-- Booking rules as the owner reads and writes them: the venue's five limits, null where it
+-- sets none (sql/areas/55_fair_use.sql applies them).
 CREATE OR REPLACE FUNCTION json_booking_rules(v venues) RETURNS json
     LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
@@ -106,14 +133,15 @@ BEGIN ATOMIC
 END;
 COMMENT ON FUNCTION json_booking_rules(venues) IS 'The booking rules of a venue.';
 
--- Series object: its matches, oldest date first, as they are now, and the dates skipped.
--- (A body in quotes, not BEGIN ATOMIC: it depends on no row type, so match_requests may
--- gain columns and json_match_request be restated under it.)
+-- Series object: its matches, oldest date first, as they are now, and the dates skipped
+-- (match_series.skipped: each date with the code it was refused with). A body in quotes,
+-- not BEGIN ATOMIC: it records no dependency on a row type, so match_requests may gain
+-- columns and json_match_request be replaced under it.
 CREATE OR REPLACE FUNCTION json_match_series(p_series uuid) RETURNS json
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
-#variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    series json;
 BEGIN
     SELECT json_build_object(
         'id', s.id,
@@ -123,8 +151,8 @@ BEGIN
                               WHERE sm.series_id = s.id), '[]'),
         'skipped', s.skipped)
       FROM match_series s WHERE s.id = p_series
-      INTO result_;
-    RETURN result_;
+      INTO series;
+    RETURN series;
 END $$;
 COMMENT ON FUNCTION json_match_series(uuid) IS 'Series object: its match requests and the dates skipped.';
 
@@ -132,8 +160,8 @@ COMMENT ON FUNCTION json_match_series(uuid) IS 'Series object: its match request
 CREATE OR REPLACE FUNCTION json_waitlist_entry(p_entry uuid) RETURNS json
     LANGUAGE plpgsql STABLE
 AS $$
-#variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    entry json;
 BEGIN
     SELECT json_build_object(
         'matchRequestId', w.match_request_id,
@@ -144,18 +172,21 @@ BEGIN
                         AND (o.joined_at, o.id) <= (w.joined_at, w.id)),
         'joinedAt', api_ts(w.joined_at))
       FROM match_waitlist w WHERE w.id = p_entry
-      INTO result_;
-    RETURN result_;
+      INTO entry;
+    RETURN entry;
 END $$;
 COMMENT ON FUNCTION json_waitlist_entry(uuid) IS 'Waiting-list entry object with its position.';
 
--- The match object (0022) gains visibility and competitive, its result, and shows the
--- shareable token only to p_member (the match's players; the feed shows matches to others).
+-- Match request object: the match, its current players (in joining order), the length of its
+-- waiting list and its result. availableSlots leaves out the places that open offers hold
+-- (match_places_free). The shareable token is shown only to p_member, the match's players;
+-- the feed and place requests show the match to others with p_member false.
 CREATE OR REPLACE FUNCTION json_match_request(m match_requests, p_member boolean DEFAULT true) RETURNS json
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 #variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    request json;
 BEGIN
     SELECT json_build_object(
         'id', m.id,
@@ -190,19 +221,22 @@ BEGIN
                             WHERE w.match_request_id = m.id AND w.ended_at IS NULL),
         'result', (SELECT json_build_object('sets', r.sets, 'winner', r.winner, 'status', r.status)
                      FROM match_results r WHERE r.match_request_id = m.id))
-      INTO result_;
-    RETURN result_;
+      INTO request;
+    RETURN request;
 END $$;
 COMMENT ON FUNCTION json_match_request(match_requests, boolean) IS
     'Match request object with its current players and result; the token for its players only.';
 
--- (0007, restated) The profile gains the rating: rating and ratingDeviation (two decimals),
--- ratedMatches and effectiveSkillLevel.
+-- Player profile object as its owner sees it: the profile, the reliability record, and the
+-- rating as of now (player_rating: rating and ratingDeviation to two decimals,
+-- ratedMatches) with the level the player plays at (effectiveSkillLevel,
+-- match_player_level).
 CREATE OR REPLACE FUNCTION json_player(p players) RETURNS json
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 #variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    player json;
 BEGIN
     SELECT json_build_object(
         'playerId', p.user_id,
@@ -221,32 +255,38 @@ BEGIN
         'ratedMatches', r.rated_matches,
         'effectiveSkillLevel', match_player_level(p.user_id))
       FROM player_rating(p.user_id, now()) r
-      INTO result_;
-    RETURN result_;
+      INTO player;
+    RETURN player;
 END $$;
 COMMENT ON FUNCTION json_player(players) IS 'Player profile object as its owner sees it.';
 
--- The result object of match p_match, or NULL.
+-- The result object of match p_match, or NULL: what the match object shows of it, and who
+-- reported it when.
 CREATE OR REPLACE FUNCTION json_match_result(p_match uuid) RETURNS json
     LANGUAGE plpgsql STABLE
 AS $$
-#variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    result json;
 BEGIN
     SELECT json_build_object('sets', r.sets, 'winner', r.winner, 'status', r.status,
                              'reportedBy', r.reported_by, 'reportedAt', api_ts(r.reported_at))
       FROM match_results r WHERE r.match_request_id = p_match
-      INTO result_;
-    RETURN result_;
+      INTO result;
+    RETURN result;
 END $$;
 COMMENT ON FUNCTION json_match_result(uuid) IS 'Result object of a match: sets, winner, status, who reported it, when.';
 
--- (0023, restated) The invitation object says PLACE for a granted place.
+-- Invitation object: what the invited player needs to decide, without the match's token.
+-- kind is OFFER (from the waiting list), HANDOVER (from a leaver), PLACE (a granted place
+-- request), each holding a place until expiresAt; the others (INVITE, SUBSTITUTE) read
+-- INVITATION. A pending invitation past its expiry reads EXPIRED, whether or not the sweeper
+-- has run.
 CREATE OR REPLACE FUNCTION json_invitation(i invitations) RETURNS json
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 #variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    invitation json;
 BEGIN
     SELECT json_build_object(
         'id', i.id,
@@ -275,8 +315,8 @@ BEGIN
       JOIN resources r ON r.id = m.resource_id
       JOIN venues v ON v.id = r.venue_id
      WHERE m.id = i.match_request_id
-      INTO result_;
-    RETURN result_;
+      INTO invitation;
+    RETURN invitation;
 END $$;
 COMMENT ON FUNCTION json_invitation(invitations) IS 'Invitation object with the match details.';
 
@@ -288,7 +328,8 @@ CREATE OR REPLACE FUNCTION json_place_request(pr place_requests) RETURNS json
     LANGUAGE plpgsql STABLE
 AS $$
 #variable_conflict use_column
-DECLARE result_ json;
+DECLARE
+    place_request json;
 BEGIN
     SELECT json_build_object(
         'id', pr.id,
@@ -325,25 +366,21 @@ BEGIN
         'match', json_match_request(m, false))
       FROM match_requests m
      WHERE m.id = pr.match_request_id
-      INTO result_;
-    RETURN result_;
+      INTO place_request;
+    RETURN place_request;
 END $$;
 COMMENT ON FUNCTION json_place_request(place_requests) IS
     'Place request object: the requester, the answers, who has yet to answer, the match.';
 
--- 0037_join_one_statement: a join is one statement, as the create is (0032).
+-- The match's JSON as the answer of a join: the three routes that put the caller into a match
+-- (an invitation accepted, the shareable link, the open-match feed) send one statement,
+-- match_request_json(<the JOIN function>), as the whole transaction, one round trip. The
+-- JOIN runs first, as the argument, and the match is read afterwards by this function.
 --
--- The three routes that put the caller into a match (an invitation accepted, the shareable
--- link, the open-match feed) sent BEGIN, the JOIN function, a read of the match's JSON and
--- COMMIT: four round trips. The programs now send one statement,
--- match_request_json(<the JOIN function>), as the whole transaction: the JOIN runs first,
--- as the argument, and the match is read afterwards by a function of its own.
---
--- match_request_json is VOLATILE on purpose: a volatile PL/pgSQL function reads with a
--- snapshot taken when its query starts, after the JOIN before it wrote, so the answer shows
--- the caller's place and payment. A STABLE function would read with the statement's
--- snapshot and miss them. A match not found raises, so that the join it follows is rolled
--- back rather than committed without an answer.
+-- VOLATILE on purpose: a volatile PL/pgSQL function reads with a snapshot taken when its query
+-- starts, after the JOIN before it wrote, so the answer shows the caller's place and payment;
+-- a STABLE one would read with the statement's snapshot and miss them. A match not found
+-- raises, so that the join it follows is rolled back rather than committed without an answer.
 CREATE OR REPLACE FUNCTION match_request_json(p_id uuid) RETURNS json
     VOLATILE
     LANGUAGE plpgsql

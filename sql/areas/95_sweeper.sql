@@ -1,3 +1,25 @@
+-- The sweeper's rules: what time alone decides, applied in batches by cron/sweep.c.
+--
+-- Each sweep_* function claims at most p_limit rows that time has decided, with FOR UPDATE
+-- SKIP LOCKED, and applies to them the transition that owns the change (in
+-- sql/areas/60_lifecycle.sql, 65_places.sql or 75_results.sql), inside the transaction the
+-- sweeper commits per batch. Rows another transaction holds are skipped: two sweepers share
+-- the work, and a row an API request holds is left for the next run. The transitions are
+-- guarded, and refunds and reliability events unique, so nothing is handled twice.
+-- cron/sweep.c runs each rule until a batch claims fewer than its limit, and reads the first
+-- number a rule answers as the rows it claimed; a rule that also reports what it did answers
+-- that second.
+--
+-- The API never depends on the sweeper: a lapsed hold or offer is read as what it is, and
+-- the writes of a match settle what has lapsed in it first. The sweeper moves rows to the
+-- state they would be read as, and applies what waits for time (a completion's reliability,
+-- a closed hand-over's deferred penalty, an undisputed result's rating). Its rules, in the
+-- order cron/sweep.c runs them: 1 expired holds, 2 unfilled matches, 3 completion, 4 stale
+-- invitations, 5 lapsed offers, 6 undisputed results, 7 old idempotency keys (its eighth,
+-- the kept free slots, is free_slot_dates_keep in sql/areas/30_slots.sql).
+
+-- Sweeper rule 2: a batch of matches still OPEN at their start, cancelled as NOT_FILLED with
+-- every player refunded and told (match_cancel_unfilled); (claimed, invitations expired).
 CREATE OR REPLACE FUNCTION sweep_unfilled(p_limit integer, p_now timestamptz DEFAULT now(),
                                           OUT unfilled integer, OUT invitations_expired integer)
     LANGUAGE plpgsql
@@ -14,34 +36,37 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION sweep_unfilled(integer, timestamptz) IS 'Sweeper rule 2: a batch of matches not filled by their start.';
 
--- Invitations the other transitions did not end: of matches no longer OPEN, or started.
+-- Sweeper rule 4: a batch of PENDING invitations the other transitions did not end, of
+-- matches that are not OPEN any more or have started -> EXPIRED.
 CREATE OR REPLACE FUNCTION sweep_invitations(p_limit integer, p_now timestamptz DEFAULT now())
     RETURNS integer
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ integer;
+DECLARE
+    swept integer;
 BEGIN
     SELECT invitations_expire(ARRAY(
         SELECT i.id FROM invitations i JOIN match_requests m ON m.id = i.match_request_id
          WHERE i.status = 'PENDING' AND (m.status <> 'OPEN' OR m.starts_at <= p_now)
          LIMIT p_limit
            FOR UPDATE OF i SKIP LOCKED))
-      INTO result_;
-    RETURN result_;
+      INTO swept;
+    RETURN swept;
 END $$;
 COMMENT ON FUNCTION sweep_invitations(integer, timestamptz) IS 'Sweeper rule 4: a batch of stale invitations.';
 
--- The sweeper's rule 5 had the same shape: a run could forget more than a batch of old keys
--- (all of them old, so nothing wrong was deleted); the batch is now chosen once too.
+-- Sweeper rule 7: forgets a batch of Idempotency-Key answers older than a day (a retry is
+-- answered from its key at least that long). The batch is chosen once, in a materialized
+-- CTE, as notification_claim chooses its row (sql/areas/50_notifications.sql): a sub-select
+-- in the DELETE's USING may run again for every outer row and take more than a batch.
 CREATE OR REPLACE FUNCTION sweep_idempotency_keys(p_limit integer, p_now timestamptz DEFAULT now())
     RETURNS integer
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
-#variable_conflict use_column
-DECLARE result_ integer;
+DECLARE
+    forgotten integer;
 BEGIN
     WITH b AS MATERIALIZED (
         SELECT user_id, key FROM idempotency_keys
@@ -54,14 +79,15 @@ BEGIN
          WHERE k.user_id = b.user_id AND k.key = b.key
         RETURNING 1)
     SELECT count(*)::integer FROM old
-      INTO result_;
-    RETURN result_;
+      INTO forgotten;
+    RETURN forgotten;
 END $$;
 COMMENT ON FUNCTION sweep_idempotency_keys(integer, timestamptz) IS
-    'Sweeper rule 5: deletes a batch of idempotency keys older than 24 hours.';
+    'Sweeper rule 7: deletes a batch of idempotency keys older than 24 hours.';
 
--- Sweeper rule: PENDING results of matches that ended result_confirm_after ago -> CONFIRMED
--- and rated, a batch at a time. Returns how many.
+-- Sweeper rule 6: PENDING results of matches that ended result_confirm_after ago, which no
+-- player disputed -> CONFIRMED and rated (match_result_rate, sql/areas/75_results.sql), the
+-- players told RESULT_CONFIRMED, a batch at a time. Returns how many.
 CREATE OR REPLACE FUNCTION sweep_results(p_limit integer, p_now timestamptz DEFAULT now())
     RETURNS integer
     LANGUAGE plpgsql
@@ -88,9 +114,15 @@ BEGIN
     RETURN n;
 END $$;
 COMMENT ON FUNCTION sweep_results(integer, timestamptz) IS
-    'Sweeper rule: undisputed results confirmed and rated after result_confirm_after; returns how many.';
+    'Sweeper rule 6: undisputed results confirmed and rated after result_confirm_after; returns how many.';
 
--- (0015, restated in PL/pgSQL) two statements: the lock, then the matches
+-- Sweeper rule 3: a batch of MATCHED or CONFIRMED matches past their end -> COMPLETED, with
+-- attendance and no-shows recorded (match_complete); (completed, no-shows). Completions take
+-- turns, each batch the matches that ended first (ties by id), so that scores move by
+-- attendance in the order matches ended however the work is batched or shared: a second
+-- sweeper waits at the lock for the first's batch, then takes the next ones. The lock is a
+-- statement of its own, so that the claim's snapshot is taken after it and sees the batch
+-- committed before.
 CREATE OR REPLACE FUNCTION sweep_completed(p_limit integer, p_now timestamptz DEFAULT now(),
                                            OUT completed integer, OUT no_shows integer)
     LANGUAGE plpgsql
@@ -105,10 +137,12 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION sweep_completed(integer, timestamptz) IS 'Sweeper rule 3: a batch of finished matches.';
 
--- (0025, restated with two counts) Sweeper rule: the matches with lapsed offers, hand-overs
--- or granted places, or hand-over windows that closed, settled (match_offers_settle).
--- settled: the matches claimed; lapsed: the offers, hand-overs and granted places that
--- lapsed. (The kinds are spelled out as invitations_open_offers_idx's predicate has them.)
+-- Sweeper rule 5: a batch of the matches with lapsed offers, hand-overs or granted places,
+-- or hand-over windows that closed, settled (match_offers_settle, sql/areas/65_places.sql).
+-- settled: the matches claimed, which cron/sweep.c compares with the limit (a match may
+-- have only a window to close, and no offer lapse); lapsed: the offers, hand-overs and
+-- granted places that lapsed. The kinds are spelled out as the predicate of
+-- invitations_open_offers_idx has them, so that the index serves the claim.
 CREATE OR REPLACE FUNCTION sweep_offers(p_limit integer, p_now timestamptz DEFAULT now(),
                                         OUT settled integer, OUT lapsed integer)
     LANGUAGE plpgsql
@@ -136,8 +170,9 @@ END $$;
 COMMENT ON FUNCTION sweep_offers(integer, timestamptz) IS
     'Sweeper rule 5: a batch of matches with lapsed offers or closed hand-over windows settled; (claimed, lapsed).';
 
--- (0010, restated; a kept generic plan as in 0027) the claimed holds are ended as they are:
--- the claim is match_expire_holds' test, made on rows it locks.
+-- Sweeper rule 1: a batch of holds PENDING_PAYMENT past their window -> CANCELLED
+-- (PAYMENT_EXPIRED), the organizer told. The claimed holds go to match_end as they are: the
+-- claim is match_expire_holds' test, made on the rows it locks.
 CREATE OR REPLACE FUNCTION sweep_expired_holds(p_limit integer, p_now timestamptz DEFAULT now())
     RETURNS integer
     LANGUAGE plpgsql

@@ -4,14 +4,15 @@
  *                   [--db CONNINFO] [--verbose]
  *
  * Runs M independent sequences of random steps against the database of DATABASE_URL (or
- * --db), calling the functions of sql/0010_lifecycle.sql directly with a test clock as their
- * p_now: holds, weekly series, payments, invitations accepted and declined, joins by link
- * and from the open-match feed, waiting lists, leaves and absences (handing the place over
- * or not), place requests and their answers, check-ins near and far, cancellations, clock
- * moves (minutes, hours, days, to just before a start, past an end or a hold's expiry) and
- * sweeper runs, one sweeper or two at once (PCT of the runs, default 40). Each sequence has
- * its own players, at a place of its own on the map so that no other sequence's players are
- * ever eligible, and its own courts.
+ * --db), calling the functions of sql/areas/ (60_lifecycle.sql and the places, open-match,
+ * series and sweeper areas) directly with a test clock as their p_now: holds, weekly series,
+ * payments, invitations accepted and declined, joins by link and from the open-match feed,
+ * waiting lists, leaves and absences (handing the place over or not), place requests and
+ * their answers, check-ins near and far, cancellations, clock moves (minutes, hours, days,
+ * to just before a start, past an end or a hold's expiry) and sweeper runs, one sweeper or
+ * two at once (PCT of the runs, default 40). Each sequence has its own players, at a place
+ * of its own on the map so that no other sequence's players are ever eligible, and its own
+ * courts.
  * After every step the answer is compared with the model's (rules.c), the state read back
  * with the model's and the invariants checked (check.c); after a sweeper run that changed
  * something, a second run must change nothing. A sequence ends with the clock past

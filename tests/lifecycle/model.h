@@ -1,8 +1,8 @@
 /* model.h: the randomized lifecycle test (tests/lifecycle/): a reference model of the match
- * lifecycle of sql/0010_lifecycle.sql (with the weekly series of 0021, the waiting lists and
- * offers of 0022, the hand-overs of 0023, joining from the open-match feed of 0024 and the
- * place requests of 0025), and the database side that the model is checked against after
- * every step.
+ * lifecycle of sql/areas/60_lifecycle.sql (with the weekly series of 80_series.sql, the
+ * waiting lists and offers, the hand-overs and the place requests of 65_places.sql, and
+ * joining from the open-match feed of 70_open_matches.sql), and the database side that the
+ * model is checked against after every step.
  *
  *   model.c   the driver: arguments, sequences, the step log, the summary;
  *   flow.c    the steps: what comes next, the call and the state read after it, compared;

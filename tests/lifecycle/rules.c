@@ -1,5 +1,5 @@
 /* rules.c: the reference model of the match lifecycle, written from DESIGN.md "Match
- * requests" and the comments of sql/0010_lifecycle.sql and the migrations after it (series,
+ * requests" and the comments of sql/areas/60_lifecycle.sql and the areas after it (series,
  * waiting lists, hand-overs, joining from the feed, place requests), independently of their
  * SQL: the preconditions of each call in the order the service checks them, the answer, and
  * the effects (effects.c) each one has. */
