@@ -502,14 +502,13 @@ token_find(const char *token, long now, unsigned char digest[32], struct token_s
 }
 
 int
-auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
+auth_token_or_problem(struct req *r, const char *authorization, unsigned need,
+    struct auth_token *t)
 {
-	struct auth_claims c;
 	const char *why, *token;
-	unsigned char digest[32];
 	long now = (long)time(NULL);
-	struct token_seen *seen, *spare;
 
+	memset(t, 0, sizeof *t);
 	/* no token is the caller's mistake whatever the state of our key */
 	if ((token = auth_bearer_token(authorization)) == NULL) {
 		unauthorized(r, "Bearer realm=\"courts\"", "UNAUTHORIZED",
@@ -524,32 +523,40 @@ auth_request_or_problem(struct req *r, const char *authorization, unsigned need)
 		return -1;
 	}
 	/* accepted before with these keys, and not expired since (auth_verify's test) */
-	seen = token_find(token, now, digest, &spare);
-	if (seen != NULL)
-		c.roles = seen->roles;
-	else if (auth_verify(token, now, &c, &why) != 0) {
+	t->seen = token_find(token, now, t->digest, &t->spare);
+	if (t->seen != NULL)
+		t->claims.roles = t->seen->roles;
+	else if (auth_verify(token, now, &t->claims, &why) != 0) {
 		log_msg(r, "info", "token refused: %s", why);
 		unauthorized(r, "Bearer realm=\"courts\", error=\"invalid_token\"", "INVALID_TOKEN",
 		    why);
 		return -1;
 	}
-	r->roles = c.roles;
-	if ((need & c.roles) != need) {
+	r->roles = t->claims.roles;
+	if ((need & t->claims.roles) != need) {
 		problem_send(r, 403, "FORBIDDEN", need & ROLE_ADMIN ?
 		    "The ADMIN role is required." : "The OWNER role is required.");
 		return -1;
 	}
-	if (seen != NULL) {
-		r->user_id = arena_strdup(r->a, seen->id);
+	return 0;
+}
+
+int
+auth_user_or_problem(struct req *r, const struct auth_token *t)
+{
+	struct token_seen *spare = t->spare;
+
+	if (t->seen != NULL) {
+		r->user_id = arena_strdup(r->a, t->seen->id);
 		return 0;
 	}
-	if (user_resolve(r, &c) != 0)
+	if (user_resolve(r, &t->claims) != 0)
 		return -1;
 	if (spare != NULL) {
-		memcpy(spare->digest, digest, sizeof digest);
+		memcpy(spare->digest, t->digest, sizeof t->digest);
 		spare->keys_gen = keys_gen;
-		spare->exp = c.exp;
-		spare->roles = c.roles;
+		spare->exp = t->claims.exp;
+		spare->roles = t->claims.roles;
 		spare->used = ++token_clock;
 		snprintf(spare->id, sizeof spare->id, "%s", r->user_id);
 	}

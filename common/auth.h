@@ -35,10 +35,28 @@ struct auth_claims {
  * aud, sub. Fills *out and returns 0, or returns -1 with *why set to a static reason. */
 int auth_verify(const char *token, long now, struct auth_claims *out, const char **why);
 
-/* Driver step for routes that need a token: verifies the Authorization header, checks the
- * role the route needs (need: 0, ROLE_OWNER or ROLE_ADMIN), and resolves r->user_id,
- * creating the local user on first sight. Returns 0, or -1 after answering 401 / 403 / 503. */
-int auth_request_or_problem(struct req *r, const char *authorization, unsigned need);
+struct token_seen;
+
+/* A token the first step accepted, for the second: its claims, and its entry in the
+ * process's cache of accepted tokens (seen) or the entry it is to take (spare). */
+struct auth_token {
+	struct auth_claims	 claims;
+	unsigned char		 digest[32];
+	struct token_seen	*seen;
+	struct token_seen	*spare;
+};
+
+/* Driver steps for routes that need a token, in two, so that no database session is opened
+ * for a request before its body is read whole: a client that trickles its body then holds
+ * a process, never a session.
+ * 1. auth_token_or_problem verifies the Authorization header and checks the role the route
+ *    needs (need: 0, ROLE_OWNER or ROLE_ADMIN), without the database; sets r->roles and *t.
+ *    Returns 0, or -1 after answering 401 / 403 / 503.
+ * 2. auth_user_or_problem resolves r->user_id from *t, creating the local user on first
+ *    sight. Returns 0, or -1 after answering (503 when the database cannot be reached). */
+int auth_token_or_problem(struct req *r, const char *authorization, unsigned need,
+    struct auth_token *t);
+int auth_user_or_problem(struct req *r, const struct auth_token *t);
 
 /* The token of an Authorization header value: what follows "Bearer " (scheme in any case),
  * borrowed from authorization; NULL when the header is absent, of another scheme or empty. */

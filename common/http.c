@@ -243,6 +243,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 {
 	const char *cl = env(p, "CONTENT_LENGTH"), *authz;
 	const struct route *rt;
+	struct auth_token token;
 	unsigned need;
 
 	url_query_parse(r, env(p, "QUERY_STRING"));
@@ -264,15 +265,21 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 		if (authz == NULL)	/* .htaccess rewrite trick on hosts without CGIPassAuth */
 			authz = env(p, "REDIRECT_HTTP_AUTHORIZATION");
 		need = rt->auth == AUTH_OWNER ? ROLE_OWNER : rt->auth == AUTH_ADMIN ? ROLE_ADMIN : 0;
-		if (auth_request_or_problem(r, authz, need) != 0 || budget_spend_or_answer(r) != 0)
+		if (auth_token_or_problem(r, authz, need, &token) != 0)
 			return;
 	}
+	/* the whole body before the first statement: in plain CGI a client that trickles its
+	 * body holds this process until Apache's deadline, and must not hold a database
+	 * session too (the FastCGI modes hand a program a request with its body read) */
 	if ((rt->flags & BODY_JSON) || ((rt->flags & BODY_OPTIONAL) && cl != NULL &&
 	    strtol(cl, NULL, 10) > 0)) {
 		body_load(r, p);
 		if (r->answered)
 			return;
 	}
+	if (rt->auth != AUTH_NONE &&
+	    (auth_user_or_problem(r, &token) != 0 || budget_spend_or_answer(r) != 0))
+		return;
 	if ((rt->flags & ROUTE_IDEMPOTENT) && idempotency_claim(r, p) != 0)
 		return;
 	/* after the caller's user and budget, which are the primary's */

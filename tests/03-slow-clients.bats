@@ -66,6 +66,56 @@ wait_established() {
 	[ "$(sql "SELECT display_name FROM players")" = Quick ]
 }
 
+# service_sessions: the database sessions of the service's role now.
+service_sessions() {
+	sql "SELECT count(*) FROM pg_stat_activity WHERE usename = 'courts'"
+}
+
+teardown() {
+	sql "ALTER ROLE courts CONNECTION LIMIT -1" >/dev/null
+}
+
+@test "60 uploads trickled with valid tokens hold no database session, and other requests are served meanwhile" {
+	# mod_cgid: the body read fails (AH01270), and the program, whose input then ends, may exit
+	# before mod_cgid asks its daemon for it (AH01261)
+	expect_log apache 'AH01270: Error reading request entity data|AH02608: read request body failed|AH01261: daemon couldn.t find CGI process'
+	local n=60 i pids=() before most now
+	before=$(service_sessions)
+	# fewer sessions allowed than there are uploads: one session each would leave none
+	sql "ALTER ROLE courts CONNECTION LIMIT $((before + 20))"
+	for i in $(seq 1 "$n"); do
+		slow_client "$BATS_TEST_TMPDIR/slow-$i" "$SLOW_URL" trickle "$TOK" 3>&- &
+		pids+=($!)
+	done
+	wait_established "$n"
+	sleep 1	# every program has its headers and waits for its body
+	most=$(service_sessions)
+	for i in 1 2 3 4 5 6; do
+		out=$(curl -s -o "$BATS_TEST_TMPDIR/ok" -w '%{http_code}' \
+			-H "Authorization: Bearer $TOK" "$SLOW_URL/api/players/me")
+		[ "$out" = 200 ] || { echo "GET $i: $out $(cat "$BATS_TEST_TMPDIR/ok")" >&2; return 1; }
+		now=$(service_sessions)
+		[ "$now" -le "$most" ] || most=$now
+	done
+	out=$(curl -s -o "$BATS_TEST_TMPDIR/ok" -w '%{http_code}' -X PUT \
+		-H "Authorization: Bearer $TOK" -H 'Content-Type: application/json' \
+		--data '{"displayName":"Quick","skillLevel":"BEGINNER"}' "$SLOW_URL/api/players/me")
+	[ "$out" = 200 ] || { echo "PUT: $out $(cat "$BATS_TEST_TMPDIR/ok")" >&2; return 1; }
+	now=$(service_sessions)
+	[ "$now" -le "$most" ] || most=$now
+	# the uploads were all still waiting, and held no session: at most the ordinary
+	# requests' own (and in fastcgi mode the processes they started) came and went
+	for i in $(seq 1 "$n"); do
+		[ ! -s "$BATS_TEST_TMPDIR/slow-$i" ] || { echo "slow client $i answered early: $(head -1 "$BATS_TEST_TMPDIR/slow-$i")" >&2; return 1; }
+	done
+	[ "$most" -le $((before + 3)) ] || { echo "sessions: $before before the uploads, $most while they waited" >&2; return 1; }
+	wait "${pids[@]}"
+	for i in $(seq 1 "$n"); do
+		expect_raw_problem "$BATS_TEST_TMPDIR/slow-$i" 408 REQUEST_TIMEOUT || { echo "client $i" >&2; return 1; }
+	done
+	[ "$(sql "SELECT display_name FROM players")" = Quick ]
+}
+
 @test "a client without a token gets 401 whatever its body, sent slowly too; a stalled one gets 408" {
 	# mod_cgid: the body read fails (AH01270), and the program, whose input then ends, may exit
 	# before mod_cgid asks its daemon for it (AH01261)
