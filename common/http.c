@@ -134,6 +134,20 @@ request_id(struct req *r, const struct priv *p)
 	return s;
 }
 
+/* 400 MALFORMED_JSON for a body that stops being JSON at offset at of text. */
+static void
+malformed(struct req *r, const char *text, size_t at, const char *why)
+{
+	int line, column;
+
+	json_text_position(text, at, &line, &column);
+	problem_send(r, 400, "MALFORMED_JSON", why != NULL ?
+	    arena_printf(r->a, "The body is not well-formed JSON: %s at line %d, column %d.",
+		why, line, column) :
+	    arena_printf(r->a, "The body is not well-formed JSON at line %d, column %d.",
+		line, column));
+}
+
 static void
 body_load(struct req *r, struct priv *p)
 {
@@ -142,6 +156,7 @@ body_load(struct req *r, struct priv *p)
 	char *buf;
 	size_t got;
 	const char *end = NULL;
+	struct json_text_faults faults;
 
 	if (!route_json_media_type(env(p, "CONTENT_TYPE"))) {
 		problem_send(r, 415, "UNSUPPORTED_MEDIA_TYPE",
@@ -157,16 +172,33 @@ body_load(struct req *r, struct priv *p)
 	buf[got] = '\0';
 	p->body = buf;
 	p->body_len = got;
-	/* cJSON counts the terminating NUL in the length when it must end the text; a NUL
-	 * inside the body is malformed JSON */
-	r->body = memchr(buf, '\0', got) == NULL ?
-	    cJSON_ParseWithLengthOpts(buf, got + 1, &end, true) : NULL;
-	if (r->body == NULL) {
-		problem_send(r, 400, "MALFORMED_JSON", "The body is not well-formed JSON.");
+	/* what cJSON would take but is no JSON text, or cannot be stored as it was sent */
+	json_text_check(r->a, buf, got, &faults);
+	if (faults.bad_at < got) {
+		malformed(r, buf, faults.bad_at, faults.bad_why);
 		return;
 	}
-	if (!cJSON_IsObject(r->body))
+	/* cJSON counts the terminating NUL in the length when it must end the text; a NUL
+	 * inside the body is malformed JSON */
+	if ((end = memchr(buf, '\0', got)) != NULL) {
+		malformed(r, buf, (size_t)(end - buf), "a NUL octet");
+		return;
+	}
+	if ((r->body = cJSON_ParseWithLengthOpts(buf, got + 1, &end, true)) == NULL) {
+		malformed(r, buf, end != NULL && end >= buf && end <= buf + got ?
+		    (size_t)(end - buf) : got, NULL);
+		return;
+	}
+	if (!cJSON_IsObject(r->body)) {
 		problem_send(r, 400, "MALFORMED_JSON", "The body must be a JSON object.");
+		return;
+	}
+	if (faults.nul_field != NULL) {
+		problem_field(r, *faults.nul_field != '\0' ? faults.nul_field : "body",
+		    faults.nul_in_name ? "a member's name must not contain the character U+0000" :
+		    "must not contain the character U+0000");
+		problem_fields_or_send(r);
+	}
 }
 
 /* Fills method and path from the environment; false after answering. */
@@ -190,6 +222,21 @@ request_line(struct req *r, const struct priv *p)
 	return true;
 }
 
+/* Whether a Host header can stand in a URL an answer hands out: a name or address and port
+ * of visible ASCII (RFC 3986: no octet that is not), nothing that would end the authority. */
+static bool
+host_usable(const char *host)
+{
+	const unsigned char *c;
+
+	if (host == NULL || *host == '\0')
+		return false;
+	for (c = (const unsigned char *)host; *c != '\0'; c++)
+		if (*c <= 0x20 || *c >= 0x7f || strchr("/\\?#@\"", *c) != NULL)
+			return false;
+	return true;
+}
+
 /* "scheme://host" for the absolute URLs an answer hands out: PUBLIC_URL when set (behind a
  * proxy that ends TLS), else as the client named this server (Host header; the server's
  * name and port without one). Read only by the handlers that hand out such URLs. */
@@ -208,7 +255,7 @@ request_origin(struct req *r)
 		scheme = "https";
 	else if (scheme == NULL || (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0))
 		scheme = "http";
-	if (host != NULL && *host != '\0' && strpbrk(host, "/\\?#@ \t\r\n") == NULL)
+	if (host_usable(host))
 		return arena_printf(r->a, "%s://%s", scheme, host);
 	return arena_printf(r->a, "%s://%s%s%s", scheme, name != NULL ? name : "localhost",
 	    port != NULL ? ":" : "", port != NULL ? port : "");

@@ -1,4 +1,5 @@
-/* json: allocation hooks, money, and result rows written as JSON without a cJSON tree. */
+/* json: allocation hooks, money, result rows written as JSON without a cJSON tree, and the
+ * checks of a JSON text that cJSON does not make. */
 #include "json.h"
 
 #include <ctype.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 
 #include "arena.h"
+#include "utf8.h"
 
 static struct arena *json_arena;
 
@@ -163,4 +165,130 @@ json_rows(struct arena *a, const PGresult *res, int skip_null, const struct json
 	json_rows_write(out, res, skip_null, fields, n);
 	out[len] = '\0';
 	return out;
+}
+
+/* ---- the checks of a JSON text ---------------------------------------------------------- */
+
+#define PATH_DEPTH	32	/* levels a path names; deeper ones name their ancestor */
+
+struct level {
+	bool	 object;
+	bool	 want_name;	/* an object's next string is a member's name */
+	size_t	 name_at;	/* its last member's name: text[name_at..name_at + name_len) */
+	size_t	 name_len;
+	long	 index;		/* an array's element */
+};
+
+/* The path of levels 1..depth (level 0 is the text itself). */
+static const char *
+path_of(struct arena *a, const char *text, const struct level *lv, int depth)
+{
+	const char *path = "";
+	int d;
+
+	for (d = 1; d <= depth && d < PATH_DEPTH; d++)
+		path = lv[d].object ?
+		    arena_printf(a, "%s%s%.*s", path, *path != '\0' ? "." : "", (int)lv[d].name_len,
+			text + lv[d].name_at) :
+		    arena_printf(a, "%s[%ld]", path, lv[d].index);
+	return path;
+}
+
+void
+json_text_check(struct arena *a, const char *text, size_t len, struct json_text_faults *out)
+{
+	const unsigned char *u = (const unsigned char *)text;
+	struct level lv[PATH_DEPTH];
+	size_t i = 0, n;
+	int depth = 0, top;
+	bool in_string = false, is_name = false;
+
+	memset(out, 0, sizeof *out);
+	out->bad_at = len;
+	memset(&lv[0], 0, sizeof lv[0]);
+	while (i < len) {
+		top = depth < PATH_DEPTH ? depth : PATH_DEPTH - 1;
+		if (u[i] >= 0x80) {
+			if ((n = utf8_char(u + i, len - i)) == 0) {
+				out->bad_at = i;
+				out->bad_why = "an octet that is not UTF-8";
+				return;
+			}
+			i += n;
+			continue;
+		}
+		if (in_string) {
+			if (u[i] < 0x20) {
+				out->bad_at = i;
+				out->bad_why = "a control character inside a string (escape it)";
+				return;
+			}
+			if (u[i] == '\\') {
+				if (i + 5 < len && u[i + 1] == 'u' && memcmp(text + i + 2, "0000", 4) == 0 &&
+				    out->nul_field == NULL) {
+					out->nul_field = path_of(a, text, lv, depth);
+					out->nul_in_name = is_name;
+				}
+				i += 2;		/* the escaped character, or the u of \uXXXX */
+				continue;
+			}
+			if (u[i] == '"') {
+				in_string = false;
+				if (is_name)
+					lv[top].name_len = i - lv[top].name_at;
+			}
+			i++;
+			continue;
+		}
+		switch (u[i]) {
+		case '"':
+			in_string = true;
+			is_name = depth > 0 && lv[top].object && lv[top].want_name;
+			if (is_name) {
+				lv[top].name_at = i + 1;
+				lv[top].name_len = 0;
+				lv[top].want_name = false;
+			}
+			break;
+		case '{':
+		case '[':
+			depth++;
+			if (depth < PATH_DEPTH) {
+				memset(&lv[depth], 0, sizeof lv[depth]);
+				lv[depth].object = u[i] == '{';
+				lv[depth].want_name = lv[depth].object;
+			}
+			break;
+		case '}':
+		case ']':
+			if (depth > 0)
+				depth--;
+			break;
+		case ',':
+			if (depth > 0 && lv[top].object)
+				lv[top].want_name = true;
+			else if (depth > 0)
+				lv[top].index++;
+			break;
+		}
+		i++;
+	}
+}
+
+void
+json_text_position(const char *text, size_t at, int *line, int *column)
+{
+	const unsigned char *u = (const unsigned char *)text;
+	size_t i;
+
+	*line = 1;
+	*column = 1;
+	for (i = 0; i < at; i++) {
+		if (u[i] == '\n') {
+			(*line)++;
+			*column = 1;
+		} else if ((u[i] & 0xc0) != 0x80) {	/* not a continuation octet */
+			(*column)++;
+		}
+	}
 }

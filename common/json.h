@@ -2,6 +2,7 @@
 #ifndef COURTS_JSON_H
 #define COURTS_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cJSON.h>
@@ -36,5 +37,28 @@ struct json_field {
  * and without a cJSON tree of every value. */
 char *json_rows(struct arena *a, const PGresult *res, int skip_null,
     const struct json_field *fields, size_t n);
+
+/* What a JSON text holds that cJSON would take but the service refuses, found before it is
+ * parsed (json_text_check). */
+struct json_text_faults {
+	size_t		 bad_at;	/* offset of the first octet that makes it no JSON text
+					   (RFC 8259): one that is not UTF-8 (utf8.h), or a raw
+					   control character (U+0000..U+001F) inside a string; the
+					   text's length when there is none */
+	const char	*bad_why;	/* what is wrong there, or NULL */
+	const char	*nul_field;	/* the first member whose string holds an escaped U+0000,
+					   as a path ("displayName", "sets[1]"), "" at the top,
+					   or NULL: PostgreSQL's text cannot hold that character,
+					   and cJSON would cut the string there */
+	bool		 nul_in_name;	/* the U+0000 is in a member's name under nul_field */
+};
+
+/* Scans the JSON text text[0..len) for what struct json_text_faults describes; the paths are
+ * in a's memory. It follows the text's structure without judging it: cJSON does that. */
+void json_text_check(struct arena *a, const char *text, size_t len,
+    struct json_text_faults *out);
+
+/* Line and column (both from 1, columns counted in characters) of offset at of text. */
+void json_text_position(const char *text, size_t at, int *line, int *column);
 
 #endif

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "arena.h"
+#include "problem.h"
 #include "req.h"
+#include "utf8.h"
 
 static int
 hexval(int c)
@@ -36,6 +38,9 @@ url_decode(struct arena *a, const char *s, size_t n, bool plus)
 			*o++ = s[i];
 	}
 	*o = '\0';
+	/* text, not bytes: what is not UTF-8 is refused here, before anything echoes it */
+	if (utf8_invalid_at(out, (size_t)(o - out)) != (size_t)(o - out))
+		return NULL;
 	return out;
 }
 
@@ -68,7 +73,13 @@ url_query_parse(struct req *r, const char *qs)
 			klen = len;
 		name = url_decode(r->a, qs, klen, true);
 		value = klen < len ? url_decode(r->a, qs + klen + 1, len - klen - 1, true) : "";
-		if (name != NULL && value != NULL && *name != '\0' && req_query(r, name) == NULL) {
+		if (name == NULL)
+			problem_field(r, "query", "a parameter's name is not percent-encoded UTF-8 "
+			    "text (a malformed escape, %00, or octets that are not UTF-8)");
+		else if (value == NULL)
+			problem_field(r, name, "is not percent-encoded UTF-8 text (a malformed "
+			    "escape, %00, or octets that are not UTF-8)");
+		else if (*name != '\0' && req_query(r, name) == NULL) {
 			r->query_names[r->nquery] = name;
 			r->query_values[r->nquery] = value;
 			r->nquery++;

@@ -13,7 +13,8 @@ struct arena;
 struct req;
 
 /* Percent-decodes n bytes of s, and '+' as a space when plus. Returns the decoded text,
- * NUL-terminated, in a's memory; NULL when an escape is malformed or decodes to NUL. */
+ * NUL-terminated, in a's memory; NULL when an escape is malformed or decodes to NUL, or the
+ * text is not UTF-8 (utf8.h: no overlong form, no surrogate). */
 char *url_decode(struct arena *a, const char *s, size_t n, bool plus);
 
 /* The decoded path of the request target uri: the query cut off, base removed when it
@@ -22,8 +23,9 @@ char *url_decode(struct arena *a, const char *s, size_t n, bool plus);
 char *url_path(struct arena *a, const char *uri, const char *base);
 
 /* Parses the query string qs (NULL is empty) into r's query parameters: names and values
- * decoded ('+' is a space), the first of a repeated name kept, pairs that do not decode or
- * have an empty name dropped, at most REQ_MAX_QUERY kept. */
+ * decoded ('+' is a space), the first of a repeated name kept, pairs with an empty name
+ * dropped, at most REQ_MAX_QUERY kept. A pair that does not decode is a field error of r
+ * (problem.h): the request is refused with 400, never read as if the pair were absent. */
 void url_query_parse(struct req *r, const char *qs);
 
 #endif

@@ -105,6 +105,54 @@ test_values(void)
 	cJSON_Delete(doc);
 }
 
+/* json_text_check of the whole of text. */
+static struct json_text_faults
+faults_of(const char *text)
+{
+	struct json_text_faults f;
+
+	json_text_check(arena, text, strlen(text), &f);
+	return f;
+}
+
+static void
+test_text_check(void)
+{
+	struct json_text_faults f;
+	int line, col;
+
+	f = faults_of("{\"a\":\"caf\xc3\xa9\",\"b\":[1,{\"c\":\"\\u00e9\\n\"}]}");
+	CHECK(f.bad_at == strlen("{\"a\":\"caf\xc3\xa9\",\"b\":[1,{\"c\":\"\\u00e9\\n\"}]}") &&
+	    f.nul_field == NULL, "text: UTF-8 and escapes are no fault");
+	f = faults_of("{\"a\":\"x\xffy\"}");
+	CHECK_INT(f.bad_at, 7, "text: an octet that is not UTF-8 is where the text stops");
+	f = faults_of("{\"a\":\"\xc0\xae\"}");
+	CHECK_INT(f.bad_at, 6, "text: so is an overlong form");
+	f = faults_of("{\"a\":\"x\ty\"}");
+	CHECK_INT(f.bad_at, 7, "text: a raw tab inside a string");
+	f = faults_of("{\n\t\"a\" :\r\n 1}");
+	CHECK(f.bad_at == strlen("{\n\t\"a\" :\r\n 1}"), "text: white space between tokens is fine");
+	f = faults_of("{\"a\":\"\\\"\\\\\"}");
+	CHECK(f.bad_at == strlen("{\"a\":\"\\\"\\\\\"}") && f.nul_field == NULL,
+	    "text: escaped quotes and backslashes do not end a string");
+	f = faults_of("{\"displayName\":\"a\\u0000b\"}");
+	CHECK_STR(f.nul_field, "displayName", "text: U+0000 escaped in a member");
+	CHECK(!f.nul_in_name, "text: ... its value");
+	f = faults_of("{\"a\":1,\"b\":{\"c\":[\"x\",\"y\",{\"d\":\"\\u0000\"}]}}");
+	CHECK_STR(f.nul_field, "b.c[2].d", "text: the path of a member deeper in the body");
+	f = faults_of("{\"sets\":[[6,4],[\"\\u0000\"]]}");
+	CHECK_STR(f.nul_field, "sets[1][0]", "text: the path of an element");
+	f = faults_of("{\"na\\u0000me\":1}");
+	CHECK(f.nul_field != NULL && strcmp(f.nul_field, "") == 0 && f.nul_in_name,
+	    "text: U+0000 in a member's name, at the top");
+	f = faults_of("{\"a\":\"\\\\u0000\"}");
+	CHECK(f.nul_field == NULL, "text: an escaped backslash before u0000 is no U+0000");
+	json_text_position("{\n  \"a\": x", 9, &line, &col);
+	CHECK(line == 2 && col == 8, "position: line and column from 1");
+	json_text_position("\"\xc3\xa9\xc3\xa9x", 5, &line, &col);
+	CHECK(line == 1 && col == 4, "position: columns count characters, not octets");
+}
+
 int
 main(void)
 {
@@ -113,6 +161,7 @@ main(void)
 		return 2;
 	test_rows();
 	test_values();
+	test_text_check();
 	arena_free(arena);
 	return unit_done();
 }

@@ -2,6 +2,7 @@
 #include <stdbool.h>
 
 #include "arena.h"
+#include "problem.h"
 #include "req.h"
 #include "url.h"
 #include "unit.h"
@@ -41,6 +42,14 @@ test_decode(void)
 	CHECK(url_decode(arena, "%41%42", 5, false) == NULL,
 	    "decode: an escape that n cuts short is refused");
 	CHECK_STR(decode("%C3%A9", false), "\xc3\xa9", "decode: bytes of UTF-8 pass through");
+	CHECK_STR(decode("%F0%9F%8E%BE", false), "\xf0\x9f\x8e\xbe", "decode: four-octet UTF-8");
+	CHECK(decode("%ff", false) == NULL, "decode: an octet that is never UTF-8 is refused");
+	CHECK(decode("%C3", false) == NULL, "decode: a character cut short is refused");
+	CHECK(decode("%C0%80", false) == NULL, "decode: an overlong NUL is refused");
+	CHECK(decode("%E0%80%AF", false) == NULL, "decode: an overlong '/' is refused");
+	CHECK(decode("%ED%A0%80", false) == NULL, "decode: a UTF-16 surrogate is refused");
+	CHECK(decode("%F4%90%80%80", false) == NULL, "decode: past U+10FFFF is refused");
+	CHECK(decode("caf\xe9", false) == NULL, "decode: raw octets that are not UTF-8 too");
 }
 
 static void
@@ -76,13 +85,20 @@ test_query(void)
 	CHECK_STR(req_query(&r, "radiusKm"), "10", "query: names and values are decoded");
 	CHECK_STR(req_query(&r, "q"), "a b", "query: '+' is a space");
 	CHECK(req_query(&r, "missing") == NULL, "query: an absent name is NULL");
+	CHECK(!problem_has_fields(&r), "query: a query that decodes is no field error");
+
+	req_fresh();
+	url_query_parse(&r, "%ff=1&x=2");
+	CHECK(req_query(&r, "x") != NULL && problem_has_fields(&r),
+	    "query: a name that is not UTF-8 is a field error, the other pairs are read");
 
 	req_fresh();
 	url_query_parse(&r, "a=1&a=2&flag&=x&&b=&c=%zz&d=%41");
 	CHECK_STR(req_query(&r, "a"), "1", "query: the first of a repeated name wins");
 	CHECK_STR(req_query(&r, "flag"), "", "query: a name without '=' reads as empty");
 	CHECK_STR(req_query(&r, "b"), "", "query: an empty value reads as empty");
-	CHECK(req_query(&r, "c") == NULL, "query: a value that does not decode is dropped");
+	CHECK(req_query(&r, "c") == NULL, "query: a value that does not decode is not read");
+	CHECK(problem_has_fields(&r), "query: ... and is a field error of the request");
 	CHECK_STR(req_query(&r, "d"), "A", "query: pairs after a bad one are read");
 	CHECK_INT(r.nquery, 4, "query: empty names and empty pairs are dropped");
 	CHECK_STR(req_query(&r, "k=v") == NULL ? "absent" : "present", "absent",
