@@ -169,7 +169,16 @@ body_uuid(struct req *r, const char *name, unsigned flags, const char **out)
 bool
 body_date(struct req *r, const char *name, unsigned flags, const char **out)
 {
-	return body_shaped(r, name, flags, valid_date, "must be a date YYYY-MM-DD", out);
+	const char *s, *why;
+
+	if (!body_string(r, name, flags & ~IN_NOT_BLANK, &s))
+		return false;
+	if ((why = valid_date_problem(s)) != NULL) {
+		problem_field(r, name, why);
+		return false;
+	}
+	*out = s;
+	return true;
 }
 
 static bool time_ok(const char *s) { return valid_time(s, false, NULL); }
@@ -297,12 +306,12 @@ query_enum(struct req *r, const char *name, unsigned flags, const char *const *a
 bool
 query_date(struct req *r, const char *name, unsigned flags, const char **out)
 {
-	const char *s;
+	const char *s, *why;
 
 	if (!query_string(r, name, flags, &s))
 		return false;
-	if (!valid_date(s)) {
-		problem_field(r, name, "must be a date YYYY-MM-DD");
+	if ((why = valid_date_problem(s)) != NULL) {
+		problem_field(r, name, why);
 		return false;
 	}
 	*out = s;

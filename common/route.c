@@ -75,7 +75,7 @@ route_params_check(struct req *r)
 		/* {name:secret}: any text, which the handler looks up (a wrong one is 404) */
 		if (strncmp(kind, ":secret}", 8) != 0 && (is_date ? !valid_date(v) : !valid_uuid(v)))
 			problem_field(r, r->param_names[i],
-			    is_date ? "must be a date YYYY-MM-DD" : "must be a UUID");
+			    is_date ? valid_date_problem(v) : "must be a UUID");
 		pp++;
 		i++;
 	}

@@ -44,24 +44,30 @@ valid_uuid(const char *s)
 	return true;
 }
 
-bool
-valid_date(const char *s)
+const char *
+valid_date_problem(const char *s)
 {
 	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	int y, m, d, max;
 
 	if (s == NULL || strlen(s) != 10 || s[4] != '-' || s[7] != '-' ||
 	    !digits(s, 4) || !digits(s + 5, 2) || !digits(s + 8, 2))
-		return false;
+		return VALID_DATE_SHAPE;
 	y = num(s, 4);
 	m = num(s + 5, 2);
 	d = num(s + 8, 2);
 	if (y < 1 || m < 1 || m > 12 || d < 1)
-		return false;
+		return VALID_DATE_CALENDAR;
 	max = mdays[m - 1];
 	if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0))
 		max = 29;
-	return d <= max;
+	return d <= max ? NULL : VALID_DATE_CALENDAR;
+}
+
+bool
+valid_date(const char *s)
+{
+	return valid_date_problem(s) == NULL;
 }
 
 bool

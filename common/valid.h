@@ -10,6 +10,13 @@ bool valid_uuid(const char *s);
 /* YYYY-MM-DD naming a real calendar day (leap years included). */
 bool valid_date(const char *s);
 
+/* Why s is no date for the API: NULL when it is one, VALID_DATE_SHAPE when it is not written
+ * YYYY-MM-DD, VALID_DATE_CALENDAR when it is but names no day of the calendar (2026-02-30,
+ * 2026-13-01, 0000-01-01). Both are field messages. */
+#define VALID_DATE_SHAPE	"must be a date YYYY-MM-DD"
+#define VALID_DATE_CALENDAR	"is not a date on the calendar"
+const char *valid_date_problem(const char *s);
+
 /* HH:MM:SS, 00:00:00..23:59:59; with allow_24, also exactly 24:00:00 (end of day).
  * On success *secs (may be NULL) is seconds since midnight. */
 bool valid_time(const char *s, bool allow_24, int *secs);

@@ -216,10 +216,20 @@ expect_request_id() {
 	[ "$(jqr '.errors | length')" = 2 ]
 }
 
-@test "a bad date in a path is 400 naming the parameter" {
+@test "a bad date in a path is 400 naming the parameter, and saying which way it is bad" {
 	req DELETE /api/owner/venues/$NOWHERE/holidays/2023-02-29 -t "$TOK"
 	expect_problem 400 VALIDATION_FAILED date
+	[ "$(jqr '.errors[0].message')" = "is not a date on the calendar" ]
+	req DELETE /api/owner/venues/$NOWHERE/holidays/2023-2-28 -t "$TOK"
+	expect_problem 400 VALIDATION_FAILED date
 	[ "$(jqr '.errors[0].message')" = "must be a date YYYY-MM-DD" ]
+	# the same in a body and in a query
+	req POST /api/owner/venues/$NOWHERE/holidays -t "$TOK" -d '{"date":"2026-02-30","name":"x"}'
+	expect_problem 400 VALIDATION_FAILED date
+	[ "$(jqr '.errors[0].message')" = "is not a date on the calendar" ]
+	req GET "/api/resources/$NOWHERE/slots?date=2026-04-31"
+	expect_problem 400 VALIDATION_FAILED date
+	[ "$(jqr '.errors[0].message')" = "is not a date on the calendar" ]
 }
 
 @test "an upper-case UUID in a path is accepted" {

@@ -303,7 +303,7 @@ test_shapes(void)
 	CHECK(!body_date(&r, "bookingDate", IN_REQUIRED, &s), "date: 2023-02-29 refused");
 	CHECK_INT(nerrors(), 2, "uuid/date: two errors");
 	CHECK_STR(error_of(0, "resourceId"), "must be a UUID", "uuid: message");
-	CHECK_STR(error_of(1, "bookingDate"), "must be a date YYYY-MM-DD", "date: message");
+	CHECK_STR(error_of(1, "bookingDate"), "is not a date on the calendar", "date: message");
 
 	req_with("{\"resourceId\":\"\"}");
 	CHECK(!body_uuid(&r, "resourceId", IN_REQUIRED | IN_NOT_BLANK, &s), "uuid: empty refused");
@@ -395,7 +395,7 @@ test_query(void)
 	CHECK(!query_string(&r, "blank", 0, &s) && nerrors() == 0,
 	    "query: an empty optional value reads as absent");
 	CHECK(!query_date(&r, "date", 0, &s), "query: a day that does not exist is refused");
-	ONE_ERROR("date", "must be a date YYYY-MM-DD", "query: the bad date is reported");
+	ONE_ERROR("date", "is not a date on the calendar", "query: the bad date is reported");
 
 	req_with("{}");
 	url_query_parse(&r, "radiusKm=+5&n=1e999&lng=200");

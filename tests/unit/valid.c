@@ -37,6 +37,13 @@ test_date(void)
 	CHECK(valid_date("2024-01-01"), "date: 2024-01-01 accepted");
 	CHECK(!valid_date("2024-13-01"), "date: month 13 refused");
 	CHECK(!valid_date("2024-00-10"), "date: month 00 refused");
+	CHECK_STR(valid_date_problem("2026-02-30"), "is not a date on the calendar",
+	    "date: a day the month lacks is said to be no date on the calendar");
+	CHECK_STR(valid_date_problem("2026-13-01"), "is not a date on the calendar",
+	    "date: so is month 13");
+	CHECK_STR(valid_date_problem("2026-2-3"), "must be a date YYYY-MM-DD",
+	    "date: a text of another shape is told the shape");
+	CHECK(valid_date_problem("2028-02-29") == NULL, "date: no problem with a real day");
 	CHECK(!valid_date("2024-05-00"), "date: day 00 refused");
 	CHECK(!valid_date("2024-04-31"), "date: 31 April refused");
 	CHECK(valid_date("2024-04-30"), "date: 30 April accepted");
