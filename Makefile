@@ -15,6 +15,7 @@ MODE      ?= cgi
 PGBOUNCER ?=
 SUB       ?= dev-user
 ROLES     ?=
+TTL       ?= 3600
 # the key `make token` signs with; the test suite points it at its own
 JWT_PRIVATE_KEY_FILE ?= var/keys/jwt_private.pem
 SANITIZE  ?=
@@ -270,7 +271,8 @@ test: install
 		scripts/test.sh $(TESTS)
 
 token: $(TOOLS_BIN)
-	@$(TOOLS_BIN) -k "$(JWT_PRIVATE_KEY_FILE)" -s "$(SUB)" -r "$(ROLES)" \
+	@case "$(TTL)" in ''|*[!0-9]*) echo "make token: TTL=$(TTL) is not a number of seconds: e.g. TTL=86400" >&2; exit 2 ;; esac; \
+	$(TOOLS_BIN) -k "$(JWT_PRIVATE_KEY_FILE)" -s "$(SUB)" -r "$(ROLES)" -e "$(TTL)" \
 		-i "$${JWT_ISSUER:-https://auth.courts.local/}" -a "$${JWT_AUDIENCE:-courts-api}"
 
 sweep: $(CRON_BIN)

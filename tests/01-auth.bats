@@ -372,3 +372,19 @@ expect_invalid_token() {
 	expect_problem 401 UNAUTHORIZED
 	[ -n "$(header WWW-Authenticate)" ]
 }
+
+@test "make token TTL= sets how long the token lasts; a TTL that is not seconds is refused" {
+	tok=$(make -s -C "$COURTS_ROOT" token BUILD="$COURTS_BUILD" SUB="$ALICE" ROLES=OWNER TTL=2 \
+		JWT_PRIVATE_KEY_FILE="$JWT_PRIVATE_KEY_FILE")
+	claims=$(cut -d. -f2 <<<"$tok" | tr '_-' '/+' | base64 -d 2>/dev/null || true)
+	[ "$(jq '.exp - .iat' <<<"$claims")" = 2 ]
+	req GET $PROTECTED -t "$tok"
+	expect 200
+	run make -s -C "$COURTS_ROOT" token BUILD="$COURTS_BUILD" TTL=1h \
+		JWT_PRIVATE_KEY_FILE="$JWT_PRIVATE_KEY_FILE"
+	[ "$status" -ne 0 ]
+	[[ $output == *"TTL=1h is not a number of seconds"* ]]
+	# without TTL, an hour
+	tok=$(make -s -C "$COURTS_ROOT" token BUILD="$COURTS_BUILD" JWT_PRIVATE_KEY_FILE="$JWT_PRIVATE_KEY_FILE")
+	[ "$(cut -d. -f2 <<<"$tok" | tr '_-' '/+' | base64 -d 2>/dev/null | jq '.exp - .iat' || true)" = 3600 ]
+}
