@@ -10,6 +10,8 @@
 
 VERSION   := 0.1.0
 BUILD     ?= build
+# V=1 shows the commands of the build; without it only what they print (a compiler's errors)
+Q         := $(if $(V),,@)
 PORT      ?= 8080
 MODE      ?= cgi
 PGBOUNCER ?=
@@ -123,7 +125,7 @@ install:
 
 $(OPENAPI_DOC): $(wildcard openapi/*.mjs openapi/*.md openapi/*.json) openapi/docs.html \
 		openapi/docs.js $(CGI_SRC) $(wildcard apache/errors/*.json) Makefile $(NODE_MODULES)
-	node openapi/build.mjs "$(BUILD)/openapi" openapi/node_modules
+	$(Q)node openapi/build.mjs "$(BUILD)/openapi" openapi/node_modules
 
 # rewritten only when the libraries change, so that only then the programs are relinked
 $(LINK_STAMP): FORCE
@@ -132,19 +134,19 @@ $(LINK_STAMP): FORCE
 
 $(BUILD)/common/%.o: common/%.c common/*.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(LIB): $(COMMON_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/lean/%.o: common/lean/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@.tmp $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@.tmp $< $(LIB) $(LDLIBS)
 	@mv -f $@.tmp $@	# rename, never overwrite: a running FastCGI worker keeps its text
 
 # the cron programs: build/cron/NAME from cron/NAME.c, dashes of NAME as underscores
@@ -152,33 +154,33 @@ $(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN): $(BUILD)/cron/%: cron/$$(subst -,_,$$*).c $(LIB) $(LEAN_OBJ) \
 		$(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # the Apache modules (per address limits; FastCGI mode: 408 for a late body); Apache's
 # headers from apache2-dev
 $(APACHE_MOD): $(BUILD)/apache/%.so: apache/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out -fsanitize=%,$(CFLAGS)) -fPIC -shared \
+	$(Q)$(CC) $(filter-out -fsanitize=%,$(CFLAGS)) -fPIC -shared \
 		-I$(shell apxs -q INCLUDEDIR 2>/dev/null) $(shell apr-1-config --includes 2>/dev/null) \
 		-o $@.tmp $<
 	@mv -f $@.tmp $@
 
 # the pool mode's systemd units, with this build's absolute path (README, "Run modes")
 $(BUILD)/systemd/%: apache/systemd/%.in scripts/systemd-units.sh $(CGI_SRC)
-	scripts/systemd-units.sh $@
+	$(Q)scripts/systemd-units.sh $@
 
 $(BUILD)/tools/mint-token: scripts/mint-token.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ljwt
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< -ljwt
 
 # the randomized lifecycle test (tests/48-lifecycle-model.bats): libpq only, no common/
 $(MODEL_BIN): $(MODEL_SRC) tests/lifecycle/model.h $(LEAN_OBJ) $(LINK_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MODEL_SRC) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(MODEL_SRC) $(LDLIBS)
 
 $(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # Fuzzing (tests/fuzz/): every parser of untrusted bytes as a libFuzzer target, built with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer over a copy of the library built the same way.
@@ -213,21 +215,21 @@ fuzz: install fuzz-build
 
 $(BUILD)/fuzz/common/%.o: common/%.c common/*.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 $(FUZZ_LIB): $(COMMON_SRC:%.c=$(BUILD)/fuzz/%.o)
 	@rm -f $@
-	ar rcs $@ $^
+	$(Q)ar rcs $@ $^
 
 $(BUILD)/fuzz/stub/%.o: tests/fuzz/stub/%.c tests/fuzz/stub/*.h common/*.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
 # A program's own file, its main() renamed and http_main() turned into a hand-over of the
 # route table to the target (see tests/fuzz/route.c): the real tables, not copies.
 $(BUILD)/fuzz/cgi-bin/%.o: cgi-bin/%.c common/*.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=fuzz_main_$* \
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=fuzz_main_$* \
 		-Dhttp_main=fuzz_routes_take -c -o $@ $<
 
 # the whole request path of owner.cgi, the database stubbed; the router against every table
@@ -240,22 +242,22 @@ $(FUZZ_BIN): | $(FUZZ_KEYS)
 
 $(BUILD)/fuzz/keys/rsa_private.pem:
 	@mkdir -p "$(dir $@)"
-	umask 077 && openssl genpkey -quiet -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
+	$(Q)umask 077 && openssl genpkey -quiet -algorithm RSA -pkeyopt rsa_keygen_bits:2048 \
 		-out "$@.tmp"
 	@mv -f "$@.tmp" "$@"
 
 $(BUILD)/fuzz/keys/ec_private.pem:
 	@mkdir -p "$(dir $@)"
-	umask 077 && openssl genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
+	$(Q)umask 077 && openssl genpkey -quiet -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
 		-out "$@.tmp"
 	@mv -f "$@.tmp" "$@"
 
 $(BUILD)/fuzz/keys/%_public.pem: $(BUILD)/fuzz/keys/%_private.pem
-	openssl pkey -in "$<" -pubout -out "$@"
+	$(Q)openssl pkey -in "$<" -pubout -out "$@"
 
 $(BUILD)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz.h $(FUZZ_LIB) common/*.h
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(FUZZ_LIB) \
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) $(FUZZ_LIB) \
 		$(FUZZ_LDLIBS)
 
 # run, test and bench build in a second make: it reads this file again after `install`, so

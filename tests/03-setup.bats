@@ -476,3 +476,22 @@ suite_subset() {
 		! grep -q '^systemctl stop' "$calls" || false
 	fi
 }
+
+@test "the build says nothing while it succeeds, the compiler's errors when it fails, and its commands with V=1" {
+	local b=$BATS_TEST_TMPDIR/b
+	run bash -c "cd \"\$COURTS_ROOT\" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make BUILD='$b' '$b/common/arena.o' '$b/unit/url' 2>&1"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ] || { echo "$output" >&2; false; }
+	rm -f "$b/common/arena.o"
+	run bash -c "cd \"\$COURTS_ROOT\" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make BUILD='$b' V=1 '$b/common/arena.o' 2>&1"
+	[ "$status" -eq 0 ]
+	[[ $output == *"-Werror"*"-c -o $b/common/arena.o common/arena.c"* ]]
+	# a compiler that fails (one that says what a real one says): its words, and make's line
+	printf '#!/bin/sh\necho "common/arena.c:1:1: error: nope undeclared" >&2\nexit 1\n' \
+		>"$BATS_TEST_TMPDIR/cc"
+	chmod +x "$BATS_TEST_TMPDIR/cc"
+	rm -f "$b/common/arena.o"
+	run bash -c "cd \"\$COURTS_ROOT\" && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make BUILD='$b' CC='$BATS_TEST_TMPDIR/cc' '$b/common/arena.o' 2>&1"
+	[ "$status" -ne 0 ]
+	[[ $output == *"common/arena.c:1:1: error: nope undeclared"*"Error 1"* ]]
+}
