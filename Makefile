@@ -47,6 +47,8 @@ PQ_LIBS   := -lpq
 endif
 LDLIBS    := -lfcgi $(PQ_LIBS) $(shell pkg-config --libs libcjson libjwt openssl 2>/dev/null || \
              echo -ljwt -lcjson -lssl -lcrypto) -lm
+# libcurl for the programs that call out (common/outbound.h): the cron programs, never a CGI
+CURL_LIBS := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # The libraries linked are a build input: a program is relinked when they change, as when a
 # build made before `make install` (shared libpq) is followed by one after it (lean).
 LINK_STAMP := $(BUILD)/link-libs
@@ -76,6 +78,7 @@ SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-p
 
 DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
 	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
+	libcurl4-openssl-dev \
 	bats jq curl openssl wrk procps iproute2 time apache2-dev clang \
 	libclang-rt-14-dev pgbouncer chromium systemd python3-icalendar
 # Node.js and npm build and check the API's description (openapi/): Debian's packages unless
@@ -130,7 +133,7 @@ $(OPENAPI_DOC): $(wildcard openapi/*.mjs openapi/*.md openapi/*.json) openapi/do
 # rewritten only when the libraries change, so that only then the programs are relinked
 $(LINK_STAMP): FORCE
 	@mkdir -p $(dir $@)
-	@echo '$(LDLIBS)' | cmp -s - $@ || echo '$(LDLIBS)' >$@
+	@echo '$(LDLIBS) $(CURL_LIBS)' | cmp -s - $@ || echo '$(LDLIBS) $(CURL_LIBS)' >$@
 
 $(BUILD)/common/%.o: common/%.c common/*.h
 	@mkdir -p $(dir $@)
@@ -154,7 +157,7 @@ $(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN): $(BUILD)/cron/%: cron/$$(subst -,_,$$*).c $(LIB) $(LEAN_OBJ) \
 		$(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(CURL_LIBS)
 
 # the Apache modules (per address limits; FastCGI mode: 408 for a late body); Apache's
 # headers from apache2-dev

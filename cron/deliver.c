@@ -5,7 +5,8 @@
  *
  * Each due notification is claimed (notification_claim, sql/areas/50_notifications.sql: one
  * row, FOR UPDATE SKIP LOCKED, the attempt counted, the row leased for 2 * NOTIFY_TIMEOUT + 5
- * seconds), POSTed as JSON by curl within NOTIFY_TIMEOUT seconds, and marked delivered on a
+ * seconds), POSTed as JSON within NOTIFY_TIMEOUT seconds (common/outbound.h: one connection
+ * kept for the run), and marked delivered on a
  * 2xx; otherwise it is tried again after NOTIFY_BACKOFF_SECONDS * 2^(attempt - 1) (at most 6
  * hours), and after NOTIFY_MAX_ATTEMPTS attempts it is dead: one line on stderr says so, and
  * it waits for `deliver --retry-dead`. Several deliverers at once never hold one
@@ -22,7 +23,7 @@
  *
  * The secret is NOTIFY_WEBHOOK_SECRET or the first line of the file NOTIFY_WEBHOOK_SECRET_FILE
  * (at least 16 characters). Output: one summary line on stdout; exit 0, 1 when the database
- * or curl failed (what was marked stays marked), 2 for a usage or settings error. Nothing is
+ * failed (what was marked stays marked), 2 for a usage or settings error. Nothing is
  * done, quietly, while NOTIFY_WEBHOOK_URL is unset.
  *
  *   build/cron/deliver --list-dead     the dead notifications, one per line (id, type,
@@ -38,10 +39,10 @@
 #include <openssl/hmac.h>
 
 #include "arena.h"
-#include "child.h"
 #include "config.h"
 #include "db.h"
 #include "log.h"
+#include "outbound.h"
 
 #define USER_AGENT	"courts-deliver/" COURTS_VERSION
 #define SECRET_MIN	16
@@ -119,49 +120,33 @@ sign(const char *secret, long t, const char *body, char hex[65])
 	return 0;
 }
 
-/* POSTs body; 0 on a 2xx, 1 on any other answer or a transport failure (why says which), -1
- * when curl could not be run */
+/* POSTs body; 0 on a 2xx, 1 on any other answer or a transport failure (why says which) */
 static int
 post(const struct settings *s, const char *id, const char *attempt, const char *body,
     char *why, size_t whysize)
 {
-	char h_id[128], h_attempt[64], h_sig[160], timeout[16], hex[65], out[512];
-	char *argv[] = { "curl", "--silent", "--output", "/dev/null", "--write-out",
-	    "%{http_code} %{errormsg}", "--max-time", timeout, "--proto", "=https,http",
-	    "--max-redirs", "0", "--request", "POST",
-	    "--header", "Content-Type: application/json",
-	    "--header", "User-Agent: " USER_AGENT,
-	    "--header", "Expect:",
-	    "--header", h_id, "--header", h_attempt, "--header", h_sig,
-	    "--data-binary", "@-", "--", (char *)s->url, NULL };
+	char h_id[128], h_attempt[64], h_sig[160], hex[65];
+	const char *headers[] = { "Content-Type: application/json", "User-Agent: " USER_AGENT,
+	    h_id, h_attempt, h_sig, NULL };
+	struct outbound call = { "POST", s->url, headers, body, strlen(body), s->timeout, 0 };
+	struct outbound_answer a;
 	long t = (long)time(NULL);
-	int rc, code;
-	char *rest;
 
 	if (sign(s->secret, t, body, hex) != 0) {
 		snprintf(why, whysize, "cannot sign: out of memory");
 		return 1;
 	}
-	snprintf(timeout, sizeof timeout, "%d", s->timeout);
 	snprintf(h_id, sizeof h_id, "Idempotency-Key: %s", id);
 	snprintf(h_attempt, sizeof h_attempt, "Courts-Delivery-Attempt: %s", attempt);
 	snprintf(h_sig, sizeof h_sig, "Courts-Signature: t=%ld,v1=%s", t, hex);
-	rc = child_run(argv, body, strlen(body), out, sizeof out);
-	if (rc < 0) {
-		snprintf(why, whysize, "cannot run curl");
-		return -1;
+	if (outbound_call(&call, &a) != 0) {
+		snprintf(why, whysize, "%s", a.why);
+		return 1;
 	}
-	code = (int)strtol(out, &rest, 10);
-	if (rc == 0 && code >= 200 && code <= 299)
+	free(a.body);
+	if (a.status >= 200 && a.status <= 299)
 		return 0;
-	rest += strspn(rest, " ");
-	rest[strcspn(rest, "\r\n")] = '\0';
-	if (code > 0)
-		snprintf(why, whysize, "HTTP %d", code);
-	else if (*rest != '\0')
-		snprintf(why, whysize, "%s", rest);
-	else
-		snprintf(why, whysize, "curl exited with %d", rc);
+	snprintf(why, whysize, "HTTP %ld", a.status);
 	return 1;
 }
 
@@ -190,10 +175,6 @@ attempt_one(struct db *d, const struct settings *s, struct totals *tot)
 	db_end(d);
 	rc = post(s, id, attempt, body, why, sizeof why);
 	free(body);
-	if (rc < 0) {
-		fprintf(stderr, "deliver: %s\n", why);
-		return -1;
-	}
 	if (rc == 0) {
 		if (db_exec(d, "SELECT notification_delivered($1::uuid)", id) == NULL)
 			return -db_failed(d, "marking a notification delivered");

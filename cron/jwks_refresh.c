@@ -4,7 +4,7 @@
  *   JWT_JWKS_URL=https://idp.example.com/.well-known/jwks.json \
  *   JWT_JWKS_FILE=/etc/courts/jwks.json  build/cron/jwks-refresh
  *
- * The document is fetched by curl (https, or http to this machine only) within
+ * The document is fetched (common/outbound.h; https, or http to this machine only) within
  * JWKS_FETCH_TIMEOUT seconds (default 10) into a temporary file beside JWT_JWKS_FILE, checked
  * with the service's own parser (common/jwks.c), given the old file's mode (0644 for a first
  * one) and renamed over it: a reader sees the old document or the new one, never a part. The
@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "jwks.h"
-#include "child.h"
+#include "outbound.h"
 
 #define DOC_MAX	(1024 * 1024)
 
@@ -69,26 +69,29 @@ url_allowed(const char *url)
 	return 0;
 }
 
-/* curl URL into out within timeout seconds; 0 when it answered 2xx, else -1 with curl's
- * reason in why (curl itself stays silent: the refresher says it all in one line) */
+/* GETs URL into the file out within timeout seconds; 0 when it answered 2xx, else -1 with
+ * the reason in why */
 static int
 fetch(const char *url, const char *out, const char *timeout, char *why, size_t whysize)
 {
-	char *argv[] = { "curl", "--fail", "--silent", "--max-time", (char *)timeout,
-	    "--proto", "=https,http", "--max-redirs", "0", "--max-filesize", "1048576",
-	    "--output", (char *)out, "--write-out", "%{errormsg}", "--", (char *)url, NULL };
-	int rc = child_run(argv, NULL, 0, why, whysize);
+	struct outbound call = { "GET", url, NULL, NULL, 0, strtol(timeout, NULL, 10), DOC_MAX };
+	struct outbound_answer a;
+	FILE *f;
+	int rc = -1;
 
-	if (rc < 0) {
-		snprintf(why, whysize, "cannot run curl: %s", strerror(errno));
+	if (outbound_call(&call, &a) != 0) {
+		snprintf(why, whysize, "%s", a.why);
 		return -1;
 	}
-	why[strcspn(why, "\r\n")] = '\0';
-	if (rc == 0)
-		return 0;
-	if (why[0] == '\0')
-		snprintf(why, whysize, "curl exited with %d", rc);
-	return -1;
+	if (a.status < 200 || a.status > 299)
+		snprintf(why, whysize, "HTTP %ld", a.status);
+	else if ((f = fopen(out, "w")) == NULL || fwrite(a.body, 1, a.len, f) != a.len ||
+	    fclose(f) != 0)
+		snprintf(why, whysize, "cannot write the document: %s", strerror(errno));
+	else
+		rc = 0;
+	free(a.body);
+	return rc;
 }
 
 /* --check FILE: the programs' verdict on a JWKS file */

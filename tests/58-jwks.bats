@@ -319,7 +319,7 @@ refresh() {
 	refresh "$PROVIDER/fail"
 	[ "$status" = 1 ]
 	[ "${#lines[@]}" = 1 ]
-	[[ $output == jwks-refresh:*"error: 500"* ]]
+	[[ $output == "jwks-refresh: fetching $PROVIDER/fail failed (HTTP 500); "*" is unchanged" ]]
 
 	SECONDS=0
 	refresh "$PROVIDER/stall" JWKS_FETCH_TIMEOUT=1

@@ -110,6 +110,8 @@ received() {
 	[ "$(received 'map(.id) | join(" ")')" = "${ids[*]}" ]
 	[ "$(received 'map(.signatureOk and .method == "POST" and .url == "/hooks/courts"
 		and .contentType == "application/json" and .attempt == 1) | all')" = true ]
+	# on one connection, kept from one to the next
+	[ "$(received 'map(.connection) | unique | length')" = 1 ]
 	[ "$(received '.[0].body | keys | join(",")')" = createdAt,id,payload,recipient,type ]
 	[ "$(received '.[0].body | .id + " " + .type + " " + (.payload.n | tostring)')" = "${ids[0]} MATCH_INVITATION 1" ]
 	[ "$(received '.[2].body.recipient | .id + " " + .issuer + " " + .subject')" = "$uid https://auth.courts.local/ ana" ]

@@ -3,7 +3,7 @@
 // listens on 127.0.0.1 (a port of the system's choosing, written to DIR/port) and, for each
 // request, appends one JSON line to DIR/received.jsonl: the Idempotency-Key, the attempt,
 // whether Courts-Signature verifies (HMAC-SHA256 of "<t>.<body>" with SECRET, t within five
-// minutes), the method, path, Content-Type and the body. It answers as DIR/mode says when
+// minutes), the method, path, the connection (its client port), Content-Type and the body. It answers as DIR/mode says when
 // the request arrives:
 //   ok     200          fail   500          slow   200 after 300 ms
 //   stall  no answer (the deliverer's timeout ends it)
@@ -41,6 +41,7 @@ const server = createServer((req, res) => {
 			signatureOk: signatureOk(req.headers['courts-signature'], body),
 			method: req.method,
 			url: req.url,
+			connection: req.socket.remotePort,
 			contentType: req.headers['content-type'] ?? null,
 			answer: mode,
 			body: parsed,
