@@ -65,7 +65,9 @@ url_path(struct arena *a, const char *uri, const char *base)
 void
 url_query_parse(struct req *r, const char *qs)
 {
-	while (qs != NULL && *qs != '\0' && r->nquery < REQ_MAX_QUERY) {
+	int refused = 0;
+
+	while (qs != NULL && *qs != '\0' && r->nquery < REQ_MAX_QUERY && refused < REQ_MAX_QUERY) {
 		size_t len = strcspn(qs, "&"), klen = strcspn(qs, "=");
 		const char *name, *value;
 
@@ -73,6 +75,8 @@ url_query_parse(struct req *r, const char *qs)
 			klen = len;
 		name = url_decode(r->a, qs, klen, true);
 		value = klen < len ? url_decode(r->a, qs + klen + 1, len - klen - 1, true) : "";
+		if (name == NULL || value == NULL)
+			refused++;
 		if (name == NULL)
 			problem_field(r, "query", "a parameter's name is not percent-encoded UTF-8 "
 			    "text (a malformed escape, %00, or octets that are not UTF-8)");

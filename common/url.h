@@ -25,7 +25,8 @@ char *url_path(struct arena *a, const char *uri, const char *base);
 /* Parses the query string qs (NULL is empty) into r's query parameters: names and values
  * decoded ('+' is a space), the first of a repeated name kept, pairs with an empty name
  * dropped, at most REQ_MAX_QUERY kept. A pair that does not decode is a field error of r
- * (problem.h): the request is refused with 400, never read as if the pair were absent. */
+ * (problem.h): the request is refused with 400, never read as if the pair were absent (at
+ * most REQ_MAX_QUERY such errors are told). */
 void url_query_parse(struct req *r, const char *qs);
 
 #endif

@@ -123,6 +123,16 @@ test_query(void)
 	CHECK_INT(r.nquery, REQ_MAX_QUERY, "query: at most REQ_MAX_QUERY pairs are kept");
 	CHECK(req_query(&r, "p31") != NULL && req_query(&r, "p32") == NULL,
 	    "query: the first REQ_MAX_QUERY are the ones kept");
+	req_fresh();
+	{
+		char bad[8 * 400 + 1] = "";
+
+		for (i = 0; i < 400; i++)
+			strcat(bad, "x=%ff&");
+		url_query_parse(&r, bad);
+		CHECK_INT(cJSON_GetArraySize(r.field_errors), REQ_MAX_QUERY,
+		    "query: at most REQ_MAX_QUERY pairs that do not decode are told");
+	}
 }
 
 int
