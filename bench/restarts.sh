@@ -24,14 +24,6 @@ mode=${MODE:-cgi} clients=${CLIENTS:-4} rounds=${ROUNDS:-20} spacing=${SPACING:-
 work=$root/bench/work/restarts
 state=$work/state
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 30000))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
-
 pids=()
 cleanup() {
 	touch "$work/stop"

@@ -127,14 +127,6 @@ clk_tck=$(getconf CLK_TCK)
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print ""; else if (NR % 2) print v[(NR + 1) / 2];
 	else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-free_port() {
-	local p
-	while :; do
-		p=$((20000 + RANDOM % 30000))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
-}
-
 # ---- stopping what we started (by PID, also after a failure) -----------------------------
 pid_stop() {	# pidfile: TERM, wait up to 15 s, then KILL
 	local pid deadline

@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # lib.sh: what the scripts need to know about the machine they run on: a PATH that finds the
-# server programs, the users the private servers run as, and whether those users can reach a
-# path. Sourced by stack.sh, run.sh, test.sh and bench/run.sh; defines functions and
-# SETUP_NOTES only.
+# server programs, the users the private servers run as, whether those users can reach a
+# path, and a free port. Sourced by stack.sh, run.sh, test.sh, bench/run.sh and
+# bench/restarts.sh; defines functions and SETUP_NOTES only.
 
 # What was arranged on the caller's behalf, said in one line by setup_say.
 SETUP_NOTES=()
@@ -93,5 +93,15 @@ mode_ok() {
 			return 1
 			;;
 		esac
+	done
+}
+
+# free_port: a port on 127.0.0.1 nothing listens on now, below Linux's ephemeral range
+# (32768-60999), so that no client socket can hold it (for the benchmarks' servers).
+free_port() {
+	local p
+	while :; do
+		p=$((20000 + RANDOM % 12000))
+		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 }

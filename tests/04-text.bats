@@ -117,19 +117,28 @@ target() {
 	        s/\{[A-Za-z]+\}/0b7e6f3a-1c2d-4e5f-8a9b-0c1d2e3f4a5b/g' <<<"$1"
 }
 
-@test "U+0000 in any string member of any write's body is 400 on that member, and nothing is written" {
-	local method path field body n=0 line users
-	users=$(sql "SELECT count(*) FROM users")
+# refused_everywhere SED JQ: every string member of every body of string_fields, its "@@"
+# made what SED says, is answered 400 problem+json (strict) for which JQ holds ($f: the
+# member's path); prints how many were sent.
+refused_everywhere() {
+	local method path field body n=0 line
 	while read -r method path field body; do
 		n=$((n + 1))
 		line=$(ask "$method" "$(target "$path")" -H 'Content-Type: application/json' \
 			--data-binary "$body")
 		[[ $line == "400 application/problem+json strict" ]] ||
 			{ echo "$method $path $field: $line: $(cat "$BATS_TEST_TMPDIR/a")" >&2; return 1; }
-		sed '1,/^\r$/d' "$BATS_TEST_TMPDIR/a" | jq -e --arg f "$field" '.code == "VALIDATION_FAILED"
-		    and .errors == [{field: $f, message: "must not contain the character U+0000"}]' \
-			>/dev/null || { echo "$method $path $field: $(cat "$BATS_TEST_TMPDIR/a")" >&2; return 1; }
-	done < <(string_fields | sed 's/@@/\\u0000/')
+		sed '1,/^\r$/d' "$BATS_TEST_TMPDIR/a" | jq -e --arg f "$field" "$2" >/dev/null ||
+			{ echo "$method $path $field: $(cat "$BATS_TEST_TMPDIR/a")" >&2; return 1; }
+	done < <(string_fields | sed "$1")
+	echo "$n"
+}
+
+@test "U+0000 in any string member of any write's body is 400 on that member, and nothing is written" {
+	local n line users
+	users=$(sql "SELECT count(*) FROM users")
+	n=$(refused_everywhere 's/@@/\\u0000/' '.code == "VALIDATION_FAILED"
+	    and .errors == [{field: $f, message: "must not contain the character U+0000"}]')
 	# every write with a body, and the string members of those bodies (displayName, name,
 	# reason, customMessage, the schedules' times...): well over a route's worth
 	[ "$n" -ge 40 ]
@@ -148,17 +157,9 @@ target() {
 }
 
 @test "a raw control character inside any string member of any write's body is 400 MALFORMED_JSON" {
-	local method path field body n=0 line
-	while read -r method path field body; do
-		n=$((n + 1))
-		line=$(ask "$method" "$(target "$path")" -H 'Content-Type: application/json' \
-			--data-binary "$body")
-		[[ $line == "400 application/problem+json strict" ]] ||
-			{ echo "$method $path $field: $line: $(cat "$BATS_TEST_TMPDIR/a")" >&2; return 1; }
-		sed '1,/^\r$/d' "$BATS_TEST_TMPDIR/a" | jq -e '.code == "MALFORMED_JSON" and
-		    (.detail | test("a control character inside a string"))' >/dev/null ||
-			{ echo "$method $path $field: $(cat "$BATS_TEST_TMPDIR/a")" >&2; return 1; }
-	done < <(string_fields | sed $'s/@@/\x1f/')
+	local n line
+	n=$(refused_everywhere $'s/@@/\x1f/' '.code == "MALFORMED_JSON" and
+	    (.detail | test("a control character inside a string"))')
 	[ "$n" -ge 40 ]
 	# escaped, the same characters are text like any other
 	line=$(ask PUT /api/players/me -H 'Content-Type: application/json' \
