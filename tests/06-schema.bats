@@ -209,6 +209,8 @@ schema_of() {
 @test "a database migrated before sql/areas/ is upgraded to the schema a new database gets, its data kept" {
 	old=$BATS_TEST_TMPDIR/before
 	mkdir -p "$old"
+	git -C "$COURTS_ROOT" cat-file -e "$BEFORE_AREAS^{commit}" ||
+		{ echo "the test needs commit $BEFORE_AREAS: run it in a clone with its history" >&2; false; }
 	git -C "$COURTS_ROOT" archive "$BEFORE_AREAS" sql scripts/migrate.sh | tar -x -C "$old"
 	[ ! -d "$old/sql/areas" ]
 	SCRATCH="courts_upgraded courts_new"
