@@ -23,11 +23,8 @@ sqldir=$(cd "$(dirname "$0")/../sql" && pwd)
 # this tree (what it misses ran through functions that are no longer there).
 history_last=0048_search_answer_kept
 
-# say NAME: NAME as a psql literal (the names are checked to need no escaping)
+# lit NAME: NAME as a psql literal (the names are checked below to need no escaping)
 lit() {
-	case $1 in
-	*[!A-Za-z0-9_.]*) echo "migrate.sh: unexpected file name $1" >&2; exit 1 ;;
-	esac
 	printf "'%s'" "$1"
 }
 
@@ -52,7 +49,7 @@ script() {
 	\\endif
 	\\set migrated false
 	EOF
-	local f v a
+	local f v a sum
 	for f in "$sqldir"/[0-9][0-9][0-9][0-9]_*.sql; do
 		v=$(basename "$f" .sql)
 		printf "SELECT NOT EXISTS (SELECT 1 FROM schema_migrations WHERE version = %s) AS todo \\gset\n" "$(lit "$v")"
@@ -71,5 +68,14 @@ script() {
 	done
 }
 
+for f in "$sqldir"/[0-9][0-9][0-9][0-9]_*.sql "$sqldir"/areas/[0-9][0-9]_*.sql; do
+	case $(basename "$f") in
+	*[!A-Za-z0-9_.]*) echo "migrate.sh: $f: a file name of letters, digits and _ only" >&2; exit 1 ;;
+	esac
+done
+# the whole script first, then psql: psql must never commit a script cut short
+work=$(mktemp)
+trap 'rm -f "$work"' EXIT
+script >"$work"
 # warnings and errors only: a migration's RESET client_min_messages comes back to this
-script | PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" psql "$db" -X -q -1 -v ON_ERROR_STOP=1 -f -
+PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" psql "$db" -X -q -1 -v ON_ERROR_STOP=1 -f "$work"
