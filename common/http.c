@@ -178,12 +178,8 @@ body_load(struct req *r, struct priv *p)
 		malformed(r, buf, faults.bad_at, faults.bad_why);
 		return;
 	}
-	/* cJSON counts the terminating NUL in the length when it must end the text; a NUL
-	 * inside the body is malformed JSON */
-	if ((end = memchr(buf, '\0', got)) != NULL) {
-		malformed(r, buf, (size_t)(end - buf), "a NUL octet");
-		return;
-	}
+	/* cJSON counts the terminating NUL in the length when it must end the text (the check
+	 * above refused one inside it) */
 	if ((r->body = cJSON_ParseWithLengthOpts(buf, got + 1, &end, true)) == NULL) {
 		malformed(r, buf, end != NULL && end >= buf && end <= buf + got ?
 		    (size_t)(end - buf) : got, NULL);

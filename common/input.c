@@ -143,37 +143,17 @@ body_enum(struct req *r, const char *name, unsigned flags, const char *const *al
 	return true;
 }
 
-/* Typed text values share one shape: read as a string, then check the format. */
+/* Typed text values share one shape: read as a string, then check the format; problem says
+ * what is wrong with a value (NULL: nothing). */
 static bool
-body_shaped(struct req *r, const char *name, unsigned flags, bool (*ok)(const char *),
-    const char *message, const char **out)
-{
-	const char *s;
-
-	if (!body_string(r, name, flags & ~IN_NOT_BLANK, &s))
-		return false;
-	if (!ok(s)) {
-		problem_field(r, name, message);
-		return false;
-	}
-	*out = s;
-	return true;
-}
-
-bool
-body_uuid(struct req *r, const char *name, unsigned flags, const char **out)
-{
-	return body_shaped(r, name, flags, valid_uuid, "must be a UUID", out);
-}
-
-bool
-body_date(struct req *r, const char *name, unsigned flags, const char **out)
+body_shaped(struct req *r, const char *name, unsigned flags, const char *(*problem)(const char *),
+    const char **out)
 {
 	const char *s, *why;
 
 	if (!body_string(r, name, flags & ~IN_NOT_BLANK, &s))
 		return false;
-	if ((why = valid_date_problem(s)) != NULL) {
+	if ((why = problem(s)) != NULL) {
 		problem_field(r, name, why);
 		return false;
 	}
@@ -181,15 +161,40 @@ body_date(struct req *r, const char *name, unsigned flags, const char **out)
 	return true;
 }
 
-static bool time_ok(const char *s) { return valid_time(s, false, NULL); }
-static bool time24_ok(const char *s) { return valid_time(s, true, NULL); }
+static const char *
+uuid_problem(const char *s)
+{
+	return valid_uuid(s) ? NULL : "must be a UUID";
+}
+
+static const char *
+time_problem(const char *s)
+{
+	return valid_time(s, false, NULL) ? NULL : "must be a time HH:MM:SS";
+}
+
+static const char *
+time24_problem(const char *s)
+{
+	return valid_time(s, true, NULL) ? NULL : "must be a time HH:MM:SS (24:00:00 allowed)";
+}
+
+bool
+body_uuid(struct req *r, const char *name, unsigned flags, const char **out)
+{
+	return body_shaped(r, name, flags, uuid_problem, out);
+}
+
+bool
+body_date(struct req *r, const char *name, unsigned flags, const char **out)
+{
+	return body_shaped(r, name, flags, valid_date_problem, out);
+}
 
 bool
 body_time(struct req *r, const char *name, unsigned flags, bool allow_24, const char **out)
 {
-	return body_shaped(r, name, flags, allow_24 ? time24_ok : time_ok,
-	    allow_24 ? "must be a time HH:MM:SS (24:00:00 allowed)" : "must be a time HH:MM:SS",
-	    out);
+	return body_shaped(r, name, flags, allow_24 ? time24_problem : time_problem, out);
 }
 
 bool
@@ -303,14 +308,16 @@ query_enum(struct req *r, const char *name, unsigned flags, const char *const *a
 	return true;
 }
 
-bool
-query_date(struct req *r, const char *name, unsigned flags, const char **out)
+/* A typed query value, as body_shaped reads a body's. */
+static bool
+query_shaped(struct req *r, const char *name, unsigned flags, const char *(*problem)(const char *),
+    const char **out)
 {
 	const char *s, *why;
 
 	if (!query_string(r, name, flags, &s))
 		return false;
-	if ((why = valid_date_problem(s)) != NULL) {
+	if ((why = problem(s)) != NULL) {
 		problem_field(r, name, why);
 		return false;
 	}
@@ -319,18 +326,15 @@ query_date(struct req *r, const char *name, unsigned flags, const char **out)
 }
 
 bool
+query_date(struct req *r, const char *name, unsigned flags, const char **out)
+{
+	return query_shaped(r, name, flags, valid_date_problem, out);
+}
+
+bool
 query_time(struct req *r, const char *name, unsigned flags, const char **out)
 {
-	const char *s;
-
-	if (!query_string(r, name, flags, &s))
-		return false;
-	if (!valid_time(s, false, NULL)) {
-		problem_field(r, name, "must be a time HH:MM:SS");
-		return false;
-	}
-	*out = s;
-	return true;
+	return query_shaped(r, name, flags, time_problem, out);
 }
 
 bool

@@ -241,6 +241,10 @@ json_text_check(struct arena *a, const char *text, size_t len, struct json_text_
 			continue;
 		}
 		switch (u[i]) {
+		case '\0':	/* cJSON would end the text there */
+			out->bad_at = i;
+			out->bad_why = "a NUL octet";
+			return;
 		case '"':
 			in_string = true;
 			is_name = depth > 0 && lv[top].object && lv[top].want_name;

@@ -42,9 +42,9 @@ char *json_rows(struct arena *a, const PGresult *res, int skip_null,
  * parsed (json_text_check). */
 struct json_text_faults {
 	size_t		 bad_at;	/* offset of the first octet that makes it no JSON text
-					   (RFC 8259): one that is not UTF-8 (utf8.h), or a raw
-					   control character (U+0000..U+001F) inside a string; the
-					   text's length when there is none */
+					   (RFC 8259): one that is not UTF-8 (utf8.h), a NUL, or a
+					   raw control character (U+0000..U+001F) inside a string;
+					   the text's length when there is none */
 	const char	*bad_why;	/* what is wrong there, or NULL */
 	const char	*nul_field;	/* the first member whose string holds an escaped U+0000,
 					   as a path ("displayName", "sets[1]"), "" at the top,

@@ -8,6 +8,18 @@
 #include <cJSON.h>
 
 #include "req.h"
+#include "utf8.h"
+
+/* s as UTF-8: a problem echoes what a request sent (its path, a field's name), which the
+ * readers (url.h, the body's check) have refused already when it was not; this is the last
+ * guard, so that a strict client can always read an error. */
+static const char *
+text(struct req *r, const char *s)
+{
+	size_t n;
+
+	return utf8_repaired(r->a, s, strlen(s), &n);
+}
 
 void
 problem_field(struct req *r, const char *field, const char *message)
@@ -17,8 +29,8 @@ problem_field(struct req *r, const char *field, const char *message)
 	if (r->field_errors == NULL)
 		r->field_errors = cJSON_CreateArray();
 	e = cJSON_CreateObject();
-	cJSON_AddStringToObject(e, "field", field);
-	cJSON_AddStringToObject(e, "message", message);
+	cJSON_AddStringToObject(e, "field", text(r, field));
+	cJSON_AddStringToObject(e, "message", text(r, message));
 	cJSON_AddItemToArray(r->field_errors, e);
 }
 
@@ -44,8 +56,8 @@ problem_send(struct req *r, int status, const char *code, const char *detail)
 	cJSON_AddStringToObject(doc, "type", type);
 	cJSON_AddStringToObject(doc, "title", req_reason(status));
 	cJSON_AddNumberToObject(doc, "status", status);
-	cJSON_AddStringToObject(doc, "detail", detail);
-	cJSON_AddStringToObject(doc, "instance", r->path != NULL ? r->path : "");
+	cJSON_AddStringToObject(doc, "detail", text(r, detail));
+	cJSON_AddStringToObject(doc, "instance", r->path != NULL ? text(r, r->path) : "");
 	cJSON_AddStringToObject(doc, "code", code);
 	cJSON_AddStringToObject(doc, "requestId", r->id != NULL ? r->id : "");
 	cJSON_AddItemToObject(doc, "errors",

@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-#include "utf8.h"
-
 /* What a response becomes when its JSON cannot even be printed (memory exhausted). */
 static const char out_of_memory[] =
     "{\"type\":\"https://courts.example/problems/internal-error\","
@@ -48,7 +46,7 @@ req_send_json(struct req *r, int status, const char *json)
 		return;
 	r->answered = true;
 	r->status = status;
-	json = utf8_repaired(r->a, json, strlen(json), &r->resp_len);
+	r->resp_len = strlen(json);
 	r->resp_body = arena_strndup(r->a, json, r->resp_len);
 	r->resp_type = "application/json";
 }
@@ -81,8 +79,8 @@ req_send_cjson(struct req *r, int status, const cJSON *doc)
 		r->resp_type = "application/problem+json";
 	}
 	r->status = status;
-	/* a string the request brought (a path, a field's name) may not be UTF-8: the answer is */
-	r->resp_body = utf8_repaired(r->a, text, strlen(text), &r->resp_len);
+	r->resp_body = text;
+	r->resp_len = text != NULL ? strlen(text) : 0;
 }
 
 void

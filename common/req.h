@@ -46,7 +46,7 @@ struct req {
 	cJSON		*field_errors;	/* collected validation errors, see problem.h */
 	bool		 answered;	/* a response has been produced */
 	int		 status;
-	const char	*resp_body;
+	char		*resp_body;
 	size_t		 resp_len;
 	const char	*resp_type;	/* Content-Type of the response */
 	char		*resp_headers;	/* extra "Name: value\r\n" lines, or NULL */

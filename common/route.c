@@ -69,13 +69,17 @@ route_params_check(struct req *r)
 	int i = 0;
 
 	while ((pp = strchr(pp, '{')) != NULL && i < r->nparams) {
-		const char *kind = strcspn(pp, ":}") + pp, *v = r->param_values[i];
-		bool is_date = strncmp(kind, ":date}", 6) == 0;
+		const char *kind = strcspn(pp, ":}") + pp, *v = r->param_values[i], *why;
 
 		/* {name:secret}: any text, which the handler looks up (a wrong one is 404) */
-		if (strncmp(kind, ":secret}", 8) != 0 && (is_date ? !valid_date(v) : !valid_uuid(v)))
-			problem_field(r, r->param_names[i],
-			    is_date ? valid_date_problem(v) : "must be a UUID");
+		if (strncmp(kind, ":secret}", 8) == 0)
+			why = NULL;
+		else if (strncmp(kind, ":date}", 6) == 0)
+			why = valid_date_problem(v);
+		else
+			why = valid_uuid(v) ? NULL : "must be a UUID";
+		if (why != NULL)
+			problem_field(r, r->param_names[i], why);
 		pp++;
 		i++;
 	}

@@ -2,9 +2,10 @@
  *
  * A character is one to four octets: no overlong form (C0 80 for NUL), no surrogate (U+D800
  * to U+DFFF, which only UTF-16 pairs), nothing past U+10FFFF. Whatever a client sends is
- * checked against it before it is decoded, stored or echoed (url.h, the body), and every
- * JSON answer is made valid with it before it leaves (req.h): a strict client must always
- * be able to read the answer, an error included.
+ * checked against it before it is decoded, stored or echoed (url.h, the body), and what a
+ * problem answer echoes is made valid with it (problem.c), a last guard: a strict client must
+ * always be able to read an error. Every other answer is the database's text, which a UTF8
+ * database holds valid.
  */
 #ifndef COURTS_UTF8_H
 #define COURTS_UTF8_H

@@ -6,10 +6,9 @@
  * Each due notification is claimed (notification_claim, sql/areas/50_notifications.sql: one
  * row, FOR UPDATE SKIP LOCKED, the attempt counted, the row leased for 2 * NOTIFY_TIMEOUT + 5
  * seconds), POSTed as JSON within NOTIFY_TIMEOUT seconds (common/outbound.h: one connection
- * kept for the run), and marked delivered on a
- * 2xx; otherwise it is tried again after NOTIFY_BACKOFF_SECONDS * 2^(attempt - 1) (at most 6
- * hours), and after NOTIFY_MAX_ATTEMPTS attempts it is dead: one line on stderr says so, and
- * it waits for `deliver --retry-dead`. Several deliverers at once never hold one
+ * kept for the run), and marked delivered on a 2xx; otherwise it is tried again after
+ * NOTIFY_BACKOFF_SECONDS * 2^(attempt - 1) (at most 6 hours), and after NOTIFY_MAX_ATTEMPTS
+ * attempts it is dead: one line on stderr says so, and it waits for `deliver --retry-dead`. Several deliverers at once never hold one
  * notification at the same moment; one that dies between sending and marking leaves the
  * lease to run out, and the notification is sent again: delivery is at least once, and the
  * notification id in the Idempotency-Key header lets a receiver drop a repeat.

@@ -5,9 +5,9 @@
  *   JWT_JWKS_FILE=/etc/courts/jwks.json  build/cron/jwks-refresh
  *
  * The document is fetched (common/outbound.h; https, or http to this machine only) within
- * JWKS_FETCH_TIMEOUT seconds (default 10) into a temporary file beside JWT_JWKS_FILE, checked
- * with the service's own parser (common/jwks.c), given the old file's mode (0644 for a first
- * one) and renamed over it: a reader sees the old document or the new one, never a part. The
+ * JWKS_FETCH_TIMEOUT seconds (default 10), checked with the service's own parser
+ * (common/jwks.c), written to a temporary file beside JWT_JWKS_FILE with the old file's mode
+ * (0644 for a first one) and renamed over it: a reader sees the old document or the new one, never a part. The
  * programs pick up the new file within a second. An unchanged document is left alone.
  *
  * Exit status: 0 when the file holds the provider's current keys (or JWT_JWKS_URL is unset:
@@ -69,29 +69,55 @@ url_allowed(const char *url)
 	return 0;
 }
 
-/* GETs URL into the file out within timeout seconds; 0 when it answered 2xx, else -1 with
- * the reason in why */
-static int
-fetch(const char *url, const char *out, const char *timeout, char *why, size_t whysize)
+/* GETs URL within timeout seconds: the document (malloc'd, at most DOC_MAX bytes) when it
+ * answered 2xx, else NULL with the reason in why */
+static char *
+fetch(const char *url, const char *timeout, size_t *len, char *why, size_t whysize)
 {
 	struct outbound call = { "GET", url, NULL, NULL, 0, strtol(timeout, NULL, 10), DOC_MAX };
 	struct outbound_answer a;
-	FILE *f;
-	int rc = -1;
 
 	if (outbound_call(&call, &a) != 0) {
 		snprintf(why, whysize, "%s", a.why);
+		return NULL;
+	}
+	if (a.status < 200 || a.status > 299) {
+		snprintf(why, whysize, "HTTP %ld", a.status);
+		free(a.body);
+		return NULL;
+	}
+	*len = a.len;
+	return a.body != NULL ? a.body : calloc(1, 1);
+}
+
+/* Writes len bytes of doc to a new file beside file, with mode, and renames it over file:
+ * a reader sees the old document or the new one, never a part. 0, or -1 with errno. */
+static int
+replace(const char *file, const char *doc, size_t len, mode_t mode)
+{
+	char tmp[4096], dir[4096];
+	int fd, saved, ok;
+
+	snprintf(dir, sizeof dir, "%s", file);
+	if (snprintf(tmp, sizeof tmp, "%s/.jwks-refresh.XXXXXX", dirname(dir)) >= (int)sizeof tmp) {
+		errno = ENAMETOOLONG;
 		return -1;
 	}
-	if (a.status < 200 || a.status > 299)
-		snprintf(why, whysize, "HTTP %ld", a.status);
-	else if ((f = fopen(out, "w")) == NULL || fwrite(a.body, 1, a.len, f) != a.len ||
-	    fclose(f) != 0)
-		snprintf(why, whysize, "cannot write the document: %s", strerror(errno));
-	else
-		rc = 0;
-	free(a.body);
-	return rc;
+	if ((fd = mkstemp(tmp)) < 0)
+		return -1;
+	ok = write(fd, doc, len) == (ssize_t)len && fchmod(fd, mode) == 0;
+	saved = errno;
+	if (close(fd) != 0 && ok) {
+		ok = 0;
+		saved = errno;
+	}
+	if (ok && rename(tmp, file) == 0)
+		return 0;
+	if (ok)
+		saved = errno;
+	unlink(tmp);
+	errno = saved;
+	return -1;
 }
 
 /* --check FILE: the programs' verdict on a JWKS file */
@@ -124,12 +150,12 @@ main(int argc, char **argv)
 {
 	const char *url = getenv("JWT_JWKS_URL"), *file = getenv("JWT_JWKS_FILE");
 	const char *timeout = getenv("JWKS_FETCH_TIMEOUT"), *why = NULL;
-	char tmp[4096], dir[4096], failed[512], *doc = NULL, *old = NULL;
+	char failed[512], *doc = NULL, *old = NULL;
 	size_t len = 0, old_len = 0;
 	struct jwks set;
 	struct stat st;
 	mode_t mode = 0644;
-	int fd, n, rc = 1, renamed = 0;
+	int n, rc = 1;
 
 	if (argc == 3 && strcmp(argv[1], "--check") == 0)
 		return check(argv[2]);
@@ -151,22 +177,9 @@ main(int argc, char **argv)
 	}
 	if (timeout == NULL || *timeout == '\0' || strspn(timeout, "0123456789") != strlen(timeout))
 		timeout = "10";
-	snprintf(dir, sizeof dir, "%s", file);
-	if (snprintf(tmp, sizeof tmp, "%s/.jwks-refresh.XXXXXX", dirname(dir)) >= (int)sizeof tmp ||
-	    (fd = mkstemp(tmp)) < 0) {
-		fprintf(stderr, "jwks-refresh: cannot create a file beside %s: %s\n", file,
-		    strerror(errno));
-		return 1;
-	}
-	close(fd);
-	if (fetch(url, tmp, timeout, failed, sizeof failed) != 0) {
+	if ((doc = fetch(url, timeout, &len, failed, sizeof failed)) == NULL) {
 		fprintf(stderr, "jwks-refresh: fetching %s failed (%s); %s is unchanged\n", url,
 		    failed, file);
-		goto out;
-	}
-	if ((doc = slurp(tmp, &len)) == NULL) {
-		fprintf(stderr, "jwks-refresh: the document from %s is unreadable or over 1 MiB; "
-		    "%s is unchanged\n", url, file);
 		goto out;
 	}
 	if ((n = jwks_parse(doc, len, &set, &why)) <= 0) {
@@ -181,15 +194,12 @@ main(int argc, char **argv)
 	}
 	if (stat(file, &st) == 0)
 		mode = st.st_mode & 07777;
-	if (chmod(tmp, mode) != 0 || rename(tmp, file) != 0) {
+	if (replace(file, doc, len, mode) != 0) {
 		fprintf(stderr, "jwks-refresh: cannot replace %s: %s\n", file, strerror(errno));
 		goto out;
 	}
-	renamed = 1;
 	rc = 0;
 out:
-	if (!renamed)
-		unlink(tmp);
 	free(doc);
 	free(old);
 	return rc;

@@ -130,6 +130,8 @@ test_text_check(void)
 	CHECK_INT(f.bad_at, 6, "text: so is an overlong form");
 	f = faults_of("{\"a\":\"x\ty\"}");
 	CHECK_INT(f.bad_at, 7, "text: a raw tab inside a string");
+	json_text_check(arena, "{\"a\":1}\0", 8, &f);
+	CHECK_INT(f.bad_at, 7, "text: a NUL outside a string is where the text stops");
 	f = faults_of("{\n\t\"a\" :\r\n 1}");
 	CHECK(f.bad_at == strlen("{\n\t\"a\" :\r\n 1}"), "text: white space between tokens is fine");
 	f = faults_of("{\"a\":\"\\\"\\\\\"}");
