@@ -72,9 +72,25 @@ caught_up() {
 
 # pause: the replica stops replaying (it still receives): what the primary changes from now
 # on is not on the replica.
+# Replay can stop between a record that takes an ACCESS EXCLUSIVE lock and the one that
+# releases it: autovacuum truncating a table that reset_db emptied logs such a lock. A paused
+# replica would hold it for good, and every read of that table would wait until its statement
+# timeout. So a pause that holds a replayed lock is undone and taken again, at a later point.
 pause() {
-	caught_up
-	replica_sql "SELECT pg_wal_replay_pause()" >/dev/null
+	for _ in $(seq 1 20); do
+		caught_up
+		replica_sql "SELECT pg_wal_replay_pause()" >/dev/null
+		paused || return 1
+		[ "$(replica_sql "SELECT count(*) FROM pg_locks
+			WHERE locktype = 'relation' AND mode = 'AccessExclusiveLock'")" = 0 ] && return 0
+		replica_sql "SELECT pg_wal_replay_resume()" >/dev/null
+		sleep 0.2
+	done
+	echo "every pause held a lock replayed from the primary" >&2
+	return 1
+}
+
+paused() {
 	for _ in $(seq 1 100); do
 		[ "$(replica_sql "SELECT pg_get_wal_replay_pause_state()")" = paused ] && return 0
 		sleep 0.05
