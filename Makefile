@@ -5,6 +5,7 @@
 #   make token    mint a development token: make token SUB=alice ROLES=OWNER (no ROLES: a player)
 #   make sweep    run the cron sweeper once against the `make run` database
 #   make deliver  send the notifications outbox to NOTIFY_WEBHOOK_URL once (cron/deliver.c)
+#   make reconcile  apply the payment provider's events the ledger missed, print differences
 #   make bench    benchmark plain CGI and FastCGI (see bench/)
 #   make fuzz     build the libFuzzer targets of tests/fuzz/ and fuzz each for FUZZ_SECONDS
 
@@ -47,8 +48,6 @@ PQ_LIBS   := -lpq
 endif
 LDLIBS    := -lfcgi $(PQ_LIBS) $(shell pkg-config --libs libcjson libjwt openssl 2>/dev/null || \
              echo -ljwt -lcjson -lssl -lcrypto) -lm
-# libcurl for the programs that call out (common/outbound.h): the cron programs, never a CGI
-CURL_LIBS := $(shell pkg-config --libs libcurl 2>/dev/null || echo -lcurl)
 # The libraries linked are a build input: a program is relinked when they change, as when a
 # build made before `make install` (shared libpq) is followed by one after it (lean).
 LINK_STAMP := $(BUILD)/link-libs
@@ -66,6 +65,7 @@ UNIT_BIN   := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 CRON_BIN   := $(if $(wildcard cron/sweep.c),$(BUILD)/cron/sweep)
 JWKS_BIN   := $(BUILD)/cron/jwks-refresh
 DELIVER_BIN := $(BUILD)/cron/deliver
+RECONCILE_BIN := $(BUILD)/cron/reconcile
 TOOLS_BIN  := $(BUILD)/tools/mint-token
 APACHE_MOD := $(BUILD)/apache/mod_courts_body.so $(BUILD)/apache/mod_courts_limits.so
 MODEL_SRC  := $(wildcard tests/lifecycle/*.c)
@@ -73,6 +73,7 @@ MODEL_BIN  := $(if $(MODEL_SRC),$(BUILD)/tools/lifecycle-model)
 LIB        := $(BUILD)/libcommon.a
 NODE_MODULES := openapi/node_modules/.package-lock.json
 BENCH_NODE_MODULES := bench/express/node_modules/.package-lock.json
+TEST_NODE_MODULES  := tests/node_modules/.package-lock.json
 OPENAPI_DOC  := $(BUILD)/openapi/openapi.json
 SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-pools.target
 
@@ -85,12 +86,12 @@ DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postg
 # the machine already has a node and an npm of its own (NodeSource's nodejs includes npm)
 NODE_PACKAGES := nodejs npm
 
-.PHONY: all build install run test unit token sweep deliver bench fuzz fuzz-build clean FORCE
+.PHONY: all build install run test unit token sweep deliver reconcile bench fuzz fuzz-build clean FORCE
 .SECONDARY:
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
+build: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN) $(RECONCILE_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
 
 # Installs the Debian packages that are missing (needs root or sudo), then the npm packages
 # of openapi/package-lock.json; a no-op when all are there.
@@ -121,6 +122,8 @@ install:
 # (the OpenAPI document, built by Node from the route tables of cgi-bin/ and openapi/api.mjs,
 # and its page, Swagger UI) needs the renderer, the validators and the headless browser's
 # driver. bench/express/'s, by `make bench`: its reference service (bench/express/server.js).
+# tests/'s, by `make test`: the payment provider's official client, which signs the events of
+# the suite's stand-in provider (tests/stripe-stand-in.mjs) and checks its answers.
 %/node_modules/.package-lock.json: %/package.json %/package-lock.json
 	@echo "installing: the npm packages of $*/package-lock.json"
 	cd $* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
@@ -133,7 +136,7 @@ $(OPENAPI_DOC): $(wildcard openapi/*.mjs openapi/*.md openapi/*.json) openapi/do
 # rewritten only when the libraries change, so that only then the programs are relinked
 $(LINK_STAMP): FORCE
 	@mkdir -p $(dir $@)
-	@echo '$(LDLIBS) $(CURL_LIBS)' | cmp -s - $@ || echo '$(LDLIBS) $(CURL_LIBS)' >$@
+	@echo '$(LDLIBS)' | cmp -s - $@ || echo '$(LDLIBS)' >$@
 
 $(BUILD)/common/%.o: common/%.c common/*.h
 	@mkdir -p $(dir $@)
@@ -154,10 +157,10 @@ $(BUILD)/cgi-bin/%.cgi: cgi-bin/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 
 # the cron programs: build/cron/NAME from cron/NAME.c, dashes of NAME as underscores
 .SECONDEXPANSION:
-$(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN): $(BUILD)/cron/%: cron/$$(subst -,_,$$*).c $(LIB) $(LEAN_OBJ) \
+$(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN) $(RECONCILE_BIN): $(BUILD)/cron/%: cron/$$(subst -,_,$$*).c $(LIB) $(LEAN_OBJ) \
 		$(LINK_STAMP) common/*.h
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) $(CURL_LIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 # the Apache modules (per address limits; FastCGI mode: 408 for a late body); Apache's
 # headers from apache2-dev
@@ -271,7 +274,7 @@ run: install
 
 # all three modes unless MODE is given on the command line
 test: install
-	@$(MAKE) --no-print-directory build fuzz-build
+	@$(MAKE) --no-print-directory build fuzz-build $(TEST_NODE_MODULES)
 	@BUILD=$(BUILD) FUZZ_RUNS=$(FUZZ_RUNS) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi pool)" \
 		scripts/test.sh $(TESTS)
 
@@ -285,6 +288,9 @@ sweep: $(CRON_BIN)
 
 deliver: $(DELIVER_BIN)
 	@scripts/sweep.sh $(DELIVER_BIN)
+
+reconcile: $(RECONCILE_BIN)
+	@scripts/sweep.sh $(RECONCILE_BIN)
 
 bench: install
 	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES)

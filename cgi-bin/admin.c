@@ -253,6 +253,34 @@ resource_reactivate(struct req *r)
 	transition_run(r, &resource_reactivate_tx, NULL);
 }
 
+static const char *const payment_statuses[] = { "PENDING", "PAID", "CANCELLED", "REFUNDED",
+    "FAILED", NULL };
+static const char *const payment_kinds[] = { "PAYMENT", "REFUND", NULL };
+
+/* GET /api/admin/payments?status=&kind=&limit=&cursor=: 200 with the ledger's rows (of that
+ * status and kind), oldest first, each with what the provider said of it and the issues it
+ * raised, a page at a time (page.h): status=FAILED lists the refunds the provider refused,
+ * for an administrator to pay back by other means. 400 unknown status or kind, bad limit or
+ * cursor; 401; 403. */
+static void
+payments_list(struct req *r)
+{
+	const char *status = NULL, *kind = NULL;
+
+	query_enum(r, "status", 0, payment_statuses, &status);
+	query_enum(r, "kind", 0, payment_kinds, &kind);
+	page_list(r, "tu",
+	    "SELECT json_payment(s.p), json_build_array((s.p).created_at, (s.p).id) "
+	    "  FROM (SELECT p FROM payments p "
+	    "         WHERE ($1::text IS NULL OR p.status = $1::text) "
+	    "           AND ($2::text IS NULL OR p.kind = $2::text) "
+	    "           AND ($4::json IS NULL OR (p.created_at, p.id) > "
+	    "                (($4::json->>0)::timestamptz, ($4::json->>1)::uuid)) "
+	    "         ORDER BY p.created_at, p.id LIMIT $3::int) s "
+	    " ORDER BY (s.p).created_at, (s.p).id",
+	    status, kind);
+}
+
 static const struct route routes[] = {
 	{ "GET", "/api/admin/venues", venues_list, AUTH_ADMIN, BODY_NONE },
 	{ "GET", "/api/admin/venues/{venueId}", venue_get, AUTH_ADMIN, BODY_NONE },
@@ -271,6 +299,7 @@ static const struct route routes[] = {
 	  BODY_NONE },
 	{ "PATCH", "/api/admin/resources/{resourceId}/reactivate", resource_reactivate,
 	  AUTH_ADMIN, BODY_NONE },
+	{ "GET", "/api/admin/payments", payments_list, AUTH_ADMIN, BODY_NONE },
 };
 
 int

@@ -44,7 +44,7 @@ static void
 invitation_accept(struct req *r)
 {
 	match_join_answer(r,
-	    "SELECT match_request_json(match_accept_invitation($1::uuid, $2::uuid, $3::text))",
+	    "SELECT match_request_json(match_accept_invitation($1::uuid, $2::uuid, $3::text), $2::uuid)",
 	    req_param(r, "id"), "SELECT match_offers_settle_of($1::uuid, NULL)");
 }
 
@@ -67,7 +67,7 @@ static void
 join_by_token(struct req *r)
 {
 	match_join_answer(r,
-	    "SELECT match_request_json(match_join_by_token($1::uuid, $2::uuid, $3::text))",
+	    "SELECT match_request_json(match_join_by_token($1::uuid, $2::uuid, $3::text), $2::uuid)",
 	    req_param(r, "token"), "SELECT match_offers_settle_of(NULL, $1::uuid)");
 }
 

@@ -21,7 +21,9 @@
 #include "input.h"
 #include "join.h"
 #include "page.h"
+#include "payment.h"
 #include "problem.h"
+#include "share.h"
 
 #define CUSTOM_MESSAGE_MAX	500	/* characters */
 #define SEARCH_RADIUS_DEFAULT	10.0	/* km */
@@ -50,12 +52,14 @@ utf8_chars(const char *s)
 	return n;
 }
 
-/* JSON text of match request id as this transaction sees it; NULL after answering. */
+/* JSON text of match request id as this transaction sees it, with the caller's own share;
+ * NULL after answering. */
 static const char *
 match_json(struct req *r, const char *id)
 {
 	PGresult *res = sql_query(r,
-	    "SELECT json_match_request(m) FROM match_requests m WHERE m.id = $1::uuid", id);
+	    "SELECT json_match_request(m, true, $2::uuid) FROM match_requests m WHERE m.id = $1::uuid",
+	    id, r->user_id);
 
 	if (res == NULL)
 		return NULL;
@@ -91,7 +95,7 @@ requests_mine(struct req *r)
 	    "                CASE WHEN m.ends_at > t.at THEN m.starts_at END, "
 	    "                m.starts_at DESC, m.id "
 	    "       LIMIT $2::int) "
-	    "SELECT json_match_request(s.m), "
+	    "SELECT json_match_request(s.m, true, $1::uuid), "
 	    "       json_build_array(t.at, s.ended, (s.m).starts_at, (s.m).id) "
 	    "  FROM s, t "
 	    " ORDER BY s.ended, CASE WHEN NOT s.ended THEN (s.m).starts_at END, "
@@ -104,7 +108,7 @@ static void
 request_get(struct req *r)
 {
 	sql_send_json(r, 200, "Match request",
-	    "SELECT json_match_request(m) FROM match_requests m "
+	    "SELECT json_match_request(m, true, $2::uuid) FROM match_requests m "
 	    " WHERE m.id = $1::uuid "
 	    "   AND EXISTS (SELECT 1 FROM match_players p "
 	    "                WHERE p.match_request_id = m.id AND p.player_id = $2::uuid "
@@ -157,22 +161,29 @@ create_input_or_problem(struct req *r, struct create_input *in)
 	return 0;
 }
 
-/* POST /api/match/requests: 201 with the new request, PENDING_PAYMENT until its expiresAt;
+/* POST /api/match/requests: 201 with the new request, PENDING_PAYMENT until its expiresAt
+ * (with a payment provider, its myPayment carries the PaymentIntent's client secret);
  * 400; 401; 404 resource unknown or not visible; 409 SLOT_NOT_OFFERED (no such slot, or not
  * the court's slot duration), SLOT_IN_PAST, NOT_BOOKABLE (no price), SLOT_TAKEN, HOLD_LIMIT
  * (MAX_UNPAID_HOLDS unpaid holds already), and the venue's booking rules:
- * OUTSIDE_BOOKING_WINDOW, TOO_SHORT_NOTICE, UPCOMING_LIMIT, DAILY_LIMIT, WEEKLY_LIMIT. */
+ * OUTSIDE_BOOKING_WINDOW, TOO_SHORT_NOTICE, UPCOMING_LIMIT, DAILY_LIMIT, WEEKLY_LIMIT; 503
+ * PAYMENT_PROVIDER_UNAVAILABLE, nothing held. */
 static void
 request_create(struct req *r)
 {
 	struct create_input in;
+	const char *answer;
 	PGresult *res;
 
 	if (create_input_or_problem(r, &in) != 0)
 		return;
 	/* the terms, the hold and the answer in one statement (sql/areas/60_lifecycle.sql),
-	 * which is the whole transaction */
-	sql_begin_one(r);
+	 * which is the whole transaction; with a payment provider, the share's PaymentIntent
+	 * is made in it too */
+	if (payment_provider() == NULL)
+		sql_begin_one(r);
+	else if (sql_begin(r) != 0)
+		return;
 	res = sql_query(r,
 	    "SELECT match_create($1, $2::boolean, $3::uuid, $4::uuid, $5::date, $6::time, $7::int, "
 	    "                    $8::text, $9::text, $10::text, $11::float8, $12::float8, "
@@ -183,22 +194,35 @@ request_create(struct req *r)
 	    input_fmt_long(r, config_get()->max_unpaid_holds));
 	if (res == NULL)	/* 23P01: another live request holds the slot -> 409 SLOT_TAKEN */
 		return;
-	sql_commit_and_send(r, 201, db_value(res, 0, 0));
+	/* with a payment provider, the organizer's share there, in the same transaction */
+	if ((answer = db_value(res, 0, 0)) != NULL && payment_provider() != NULL &&
+	    (answer = share_answer_or_problem(r, payment_provider(), answer)) == NULL)
+		return;
+	sql_commit_and_send(r, 201, answer);
 }
 
 /* POST /api/match/requests/{id}/confirm-payment: 200 with the request, now OPEN, the
  * organizer's payment PAID and the eligible players invited; 401; 403 NOT_ORGANIZER; 404
  * unknown or not a player; 409 PAYMENT_WINDOW_PASSED (the hold is ended then),
- * INVALID_STATE (already paid, or cancelled). Any body is ignored. */
+ * INVALID_STATE (already paid, or cancelled). Any body is ignored. With a payment provider
+ * it is asked now for the organizer's PaymentIntent, and its word applied as its event's
+ * would be: 409 PAYMENT_NOT_RECEIVED while the payment has not succeeded (or brought another
+ * amount); 503 PAYMENT_PROVIDER_UNAVAILABLE, nothing changed. */
 static void
 request_confirm_payment(struct req *r)
 {
 	const char *id = req_param(r, "id");
+	const struct payment_provider *pp = payment_provider();
+	struct payment_object o;
+	const char *outcome, *apply[6];
+	PGresult *res;
 
 	if (sql_begin(r) != 0)
 		return;
-	if (sql_try(r, "SELECT match_pay($1::uuid, $2::uuid, $3::int)", id, r->user_id,
-	    input_fmt_long(r, config_get()->min_reliability)) == NULL) {
+	res = pp == NULL ? sql_try(r, "SELECT match_pay($1::uuid, $2::uuid, $3::int)", id,
+	    r->user_id, input_fmt_long(r, config_get()->min_reliability)) :
+	    sql_try(r, "SELECT payment_to_confirm($1::uuid, $2::uuid)", id, r->user_id);
+	if (res == NULL) {
 		/* a lapsed hold ends now, in a transaction of its own, and that outlives the
 		 * refusal; should that fail too, the sweeper ends it */
 		if (strcmp(r->db->err.message, "PAYMENT_WINDOW_PASSED") == 0) {
@@ -211,7 +235,46 @@ request_confirm_payment(struct req *r)
 		sql_answer_error(r);
 		return;
 	}
-	sql_commit_and_send(r, 200, match_json(r, id));
+	if (pp == NULL) {
+		sql_commit_and_send(r, 200, match_json(r, id));
+		return;
+	}
+	/* ask the provider now, and apply its word as its event would be */
+	if (pp->intent_get(db_value(res, 0, 0), &o) != PAYMENT_DONE) {
+		share_provider_down(r, &o);
+		return;
+	}
+	apply[0] = pp->name;
+	apply[1] = o.id;
+	apply[2] = o.status;
+	apply[3] = o.amount >= 0 ? input_fmt_long(r, o.amount) : NULL;
+	apply[4] = o.currency;
+	apply[5] = input_fmt_long(r, config_get()->min_reliability);
+	res = sql_query_n(r, "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int)",
+	    6, apply);
+	if (res == NULL)
+		return;
+	outcome = db_value(res, 0, 0);
+	if (strcmp(outcome, "PAID") == 0 || strcmp(outcome, "ALREADY_PAID") == 0) {
+		sql_commit_and_send(r, 200, match_json(r, id));
+		return;
+	}
+	if (strcmp(outcome, "LATE_PAYMENT") == 0 || strcmp(outcome, "AMOUNT_MISMATCH") == 0) {
+		/* what the money did (a refund, an issue) is kept, in a transaction of its own
+		 * that outlives the refusal; should that fail, the webhook or the sweeper's
+		 * reconciliation applies it */
+		db_end(r->db);
+		(void)sql_try_n(r, "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int)",
+		    6, apply);
+	}
+	problem_send(r, 409, strcmp(outcome, "LATE_PAYMENT") == 0 ? "PAYMENT_WINDOW_PASSED" :
+	    "PAYMENT_NOT_RECEIVED",
+	    strcmp(outcome, "LATE_PAYMENT") == 0 ?
+	    "The payment came after the payment window; the slot was released and the payment is refunded in full." :
+	    strcmp(outcome, "AMOUNT_MISMATCH") == 0 ?
+	    "The payment provider received another amount or currency than the share; an administrator will look at it." :
+	    arena_printf(r->a, "The payment provider has not received the payment (its status: %s).",
+		*o.status != '\0' ? o.status : "unknown"));
 }
 
 /* Runs the lifecycle function sql for the caller on match {id} in a transaction and answers
@@ -501,7 +564,7 @@ static void
 request_join(struct req *r)
 {
 	match_join_answer(r,
-	    "SELECT match_request_json(match_join_open($1::uuid, $2::uuid, $3::text))",
+	    "SELECT match_request_json(match_join_open($1::uuid, $2::uuid, $3::text), $2::uuid)",
 	    req_param(r, "id"),
 	    "SELECT match_offers_settle(m.id, now()) "
 	    "  FROM (SELECT id FROM match_requests WHERE id = $1::uuid FOR UPDATE) m");
@@ -513,13 +576,17 @@ request_join(struct req *r)
  * of each following week; a date that cannot be booked is skipped with the 409 code its
  * own booking would get (SLOT_NOT_OFFERED, SLOT_IN_PAST, NOT_BOOKABLE, SLOT_TAKEN, the booking
  * rules); 400; 401; 404 resource unknown or not visible; 409 HOLD_LIMIT (the series counts as
- * one hold), NO_BOOKABLE_DATE (every date skipped: nothing is made). */
+ * one hold), NO_BOOKABLE_DATE (every date skipped: nothing is made). With a payment provider
+ * each match has its own PaymentIntent (its myPayment's client secret); 503
+ * PAYMENT_PROVIDER_UNAVAILABLE, nothing made. */
 static void
 series_create(struct req *r)
 {
 	struct create_input in;
 	long weeks = 0;
+	const char *series;
 	PGresult *res;
+	int i;
 
 	if (body_int(r, "weeks", IN_REQUIRED, &weeks) && (weeks < 1 || weeks > SERIES_WEEKS_MAX))
 		problem_field(r, "weeks", "must be between 1 and 26");
@@ -537,8 +604,18 @@ series_create(struct req *r)
 	    input_fmt_long(r, config_get()->max_unpaid_holds));
 	if (res == NULL)
 		return;
+	series = db_value(res, 0, 0);
+	/* with a payment provider, each match's share at the provider, in this transaction */
+	if (payment_provider() != NULL) {
+		if ((res = sql_query(r, "SELECT match_request_id FROM match_series_matches "
+		    " WHERE series_id = $1::uuid ORDER BY match_request_id", series)) == NULL)
+			return;
+		for (i = 0; i < PQntuples(res); i++)
+			if (share_intent_or_problem(r, payment_provider(), db_value(res, i, 0)) != 0)
+				return;
+	}
 	/* a statement of its own: a STABLE function sees the rows of statements before it */
-	res = sql_query(r, "SELECT json_match_series($1::uuid)", db_value(res, 0, 0));
+	res = sql_query(r, "SELECT json_match_series($1::uuid)", series);
 	if (res == NULL)
 		return;
 	sql_commit_and_send(r, 201, db_value(res, 0, 0));

@@ -64,6 +64,11 @@ config_get(void)
 	cfg.max_pending_venues = config_env_int("MAX_PENDING_VENUES", 10, 1, 100000);
 	cfg.write_budget_per_minute = config_env_int("WRITE_BUDGET_PER_MINUTE", 60, 0, 1000000);
 	cfg.write_budget_burst = config_env_int("WRITE_BUDGET_BURST", 20, 1, 1000000);
+	cfg.payment_provider = env_str("PAYMENT_PROVIDER", "none");
+	cfg.stripe_secret_key = env_str("STRIPE_SECRET_KEY", "");
+	cfg.stripe_webhook_secret = env_str("STRIPE_WEBHOOK_SECRET", "");
+	cfg.stripe_api_base = env_str("STRIPE_API_BASE", "https://api.stripe.com");
+	cfg.payment_provider_timeout = config_env_int("PAYMENT_PROVIDER_TIMEOUT_SECONDS", 10, 1, 60);
 	loaded = true;
 	return &cfg;
 }

@@ -23,6 +23,11 @@ struct config {
 	int		 max_pending_venues;	/* MAX_PENDING_VENUES: venues awaiting approval per owner */
 	int		 write_budget_per_minute; /* WRITE_BUDGET_PER_MINUTE: refill; 0 turns it off */
 	int		 write_budget_burst;	/* WRITE_BUDGET_BURST: writes in one go */
+	const char	*payment_provider;	/* PAYMENT_PROVIDER: "none" (default) or "stripe" */
+	const char	*stripe_secret_key;	/* STRIPE_SECRET_KEY: sk_live_... / sk_test_... */
+	const char	*stripe_webhook_secret;	/* STRIPE_WEBHOOK_SECRET: whsec_..., comma-separated */
+	const char	*stripe_api_base;	/* STRIPE_API_BASE: default https://api.stripe.com */
+	int		 payment_provider_timeout; /* PAYMENT_PROVIDER_TIMEOUT_SECONDS, default 10 */
 };
 
 /* The process configuration, read from the environment on first call and kept.

@@ -172,6 +172,12 @@ body_load(struct req *r, struct priv *p)
 	buf[got] = '\0';
 	p->body = buf;
 	p->body_len = got;
+	/* a signed body is checked as it was sent, before anything reads it */
+	if (r->route->flags & BODY_RAW) {
+		r->raw_body = buf;
+		r->raw_len = got;
+		return;
+	}
 	/* what cJSON would take but is no JSON text, or cannot be stored as it was sent */
 	json_text_check(r->a, buf, got, &faults);
 	if (faults.bad_at < got) {
@@ -258,6 +264,12 @@ request_origin(struct req *r)
 }
 
 const char *
+http_variable(const struct req *r, const char *name)
+{
+	return FCGX_GetParam(name, r->envp);
+}
+
+const char *
 http_url(struct req *r, const char *path)
 {
 	return arena_printf(r->a, "%s%s%s", request_origin(r), config_get()->base_path, path);
@@ -314,7 +326,7 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 	/* the whole body before the first statement: in plain CGI a client that trickles its
 	 * body holds this process until Apache's deadline, and must not hold a database
 	 * session too (the FastCGI modes hand a program a request with its body read) */
-	if ((rt->flags & BODY_JSON) || ((rt->flags & BODY_OPTIONAL) && cl != NULL &&
+	if ((rt->flags & (BODY_JSON | BODY_RAW)) || ((rt->flags & BODY_OPTIONAL) && cl != NULL &&
 	    strtol(cl, NULL, 10) > 0)) {
 		body_load(r, p);
 		if (r->answered)

@@ -28,6 +28,10 @@ int http_main(const char *program, const struct route *routes, size_t nroutes);
  * PUBLIC_URL or the request's scheme and Host, BASE_PATH, path. */
 const char *http_url(struct req *r, const char *path);
 
+/* The value of request variable name ("HTTP_STRIPE_SIGNATURE" for a Stripe-Signature header),
+ * or NULL. */
+const char *http_variable(const struct req *r, const char *name);
+
 /* Serves one plain CGI request (environment, stdin, stdout) with its memory in a, reset
  * first: the pipeline above as http_main() runs it for a CGI, without the last-resort
  * signal handlers, so the fuzzer (tests/fuzz/request.c) can drive it request by request. */

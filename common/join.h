@@ -12,7 +12,9 @@ struct req;
  * refused because of a lapsed offer (the caller's own: INVALID_STATE; one still holding the
  * place: TEAM_FULL) has its match's lapsed offers passed on by settle ($1 key), in a
  * transaction of its own that outlives the refusal; should that fail too, the sweeper passes
- * them on. */
+ * them on. With a payment provider the caller's share is owed for PAYMENT_HOLD_SECONDS, its
+ * place held meanwhile, and its PaymentIntent made in the same transaction (its client
+ * secret in the answer's myPayment); 503 PAYMENT_PROVIDER_UNAVAILABLE, nothing held. */
 void match_join_answer(struct req *r, const char *sql, const char *key, const char *settle);
 
 #endif

@@ -1,8 +1,9 @@
-/* outbound: the HTTP requests the service makes to others (the operator's webhook, the
- * identity provider's keys), with libcurl in the process: no program is started for a call,
- * and one handle is kept per process, so that its connection to a host is used again by the
- * next call there (the cron programs make a run of them). Not for the request path of the
- * CGI programs, which link nothing of it.
+/* outbound: the HTTP requests the service makes to others (the payment provider, the
+ * operator's webhook, the identity provider's keys), with libcurl in the process: no program
+ * is started for a call, and one handle is kept per process, so that its connection to a host
+ * is used again by the next call there (a FastCGI process's next request, the cron programs'
+ * runs of calls). libcurl is loaded at the first call: a program that makes none never
+ * loads it.
  */
 #ifndef COURTS_OUTBOUND_H
 #define COURTS_OUTBOUND_H

@@ -36,6 +36,8 @@ struct req {
 	int		 nquery;
 	cJSON		*body;		/* parsed object for BODY_JSON routes (and
 					   BODY_OPTIONAL ones sent one), else NULL */
+	const char	*raw_body;	/* the body as sent, for BODY_RAW routes, else NULL */
+	size_t		 raw_len;
 	const char	*user_id;	/* local users.id of the caller, NULL on AUTH_NONE routes */
 	unsigned	 roles;		/* ROLE_* bits of the caller (auth.h) */
 	struct db	*db;		/* this request's database session (db.h) */

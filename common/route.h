@@ -26,6 +26,8 @@ enum auth_level {
 #define ROUTE_IDEMPOTENT	0x2u	/* a write that honours Idempotency-Key (idem.h) */
 #define ROUTE_REPLICA		0x4u	/* a read whose answer may lag: DATABASE_READ_URL (db.h) */
 #define BODY_OPTIONAL		0x8u	/* a JSON object, or no body at all (r->body NULL) */
+#define BODY_RAW		0x10u	/* a JSON body kept as it was sent (r->raw_body), unparsed:
+					   one whose signature the handler checks first */
 
 typedef void (*handler_fn)(struct req *);
 

@@ -26,7 +26,15 @@
  *                      (sweep_idempotency_keys, sql/areas/95_sweeper.sql);
  *   8. kept slots:     the search's free slots are kept for UTC yesterday to 14 days ahead:
  *                      past dates forgotten, new ones added and filled a batch of courts
- *                      per transaction (free_slot_dates_keep, sql/areas/30_slots.sql).
+ *                      per transaction (free_slot_dates_keep, sql/areas/30_slots.sql);
+ *   9. the provider:   with a payment provider (PAYMENT_PROVIDER), the calls the ledger
+ *                      waits for: each PENDING refund sent (POST /v1/refunds, the refund
+ *                      row's id as its Idempotency-Key), REFUNDED or FAILED as the provider
+ *                      answers, and the PaymentIntent of each share cancelled unpaid
+ *                      cancelled there (one that succeeded meanwhile is a late payment,
+ *                      refunded in full); a call that gets no answer is tried again by a
+ *                      later run, after 30 s doubling up to an hour (payments_due and the
+ *                      functions after it, sql/areas/92_payments.sql).
  *
  * The API never depends on this program (an expired hold is already ignored by slot and
  * create queries); it only moves rows to the state they would be read as.
@@ -39,7 +47,8 @@
  *
  * Output: one summary line on stdout and exit 0, or a line on stderr and exit 1. A failure
  * rolls back the batch it happened in; batches already committed stay done.
- * Settings: DATABASE_URL (common/config.h), SWEEP_BATCH (rows per transaction, 1..100000).
+ * Settings: DATABASE_URL and the payment provider's (common/config.h), SWEEP_BATCH (rows
+ * per transaction, 1..100000).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -52,10 +61,12 @@
 #include "config.h"
 #include "db.h"
 #include "log.h"
+#include "payment.h"
 
 #define BATCH_DEFAULT	1000
 #define BATCH_MAX	100000
 #define BATCH_ATTEMPTS	3	/* a batch that lost a deadlock or serialization race is retried */
+#define PROVIDER_BATCH	20	/* calls to the payment provider leased at a time, at most */
 
 /* What one batch or the whole run changed. */
 struct counts {
@@ -68,6 +79,10 @@ struct counts {
 	long	slot_dates_added;
 	long	offers_lapsed;
 	long	results_confirmed;
+	long	refunds_sent;
+	long	refunds_failed;
+	long	intents_cancelled;
+	long	provider_retries;
 };
 
 /* One rule: runs one batch of at most limit rows inside an open transaction, adds what it
@@ -184,6 +199,92 @@ batch_slot_dates(struct db *d, const char *limit, struct counts *c)
 	return count_cell(res, 0) + count_cell(res, 1);
 }
 
+static char min_reliability[16];
+
+/* One call of rule 9 for payments_due's row: a refund sent, or an intent cancelled, and its
+ * outcome applied. 1; 0 when the provider could not be reached (the row is tried again
+ * later, and so is the rest of the batch); -1 after a database error. */
+static int
+provider_call(struct db *d, const struct payment_provider *pp, PGresult *due, int row,
+    struct counts *c)
+{
+	const char *id = db_value(due, row, 0), *kind = db_value(due, row, 1);
+	const char *intent = db_value(due, row, 3);
+	struct payment_object o;
+	enum payment_call call;
+	char amount[24];
+
+	if (strcmp(kind, "REFUND") == 0) {
+		call = pp->refund_create(id, intent != NULL ? intent : "",
+		    strtoll(db_value(due, row, 4), NULL, 10), &o);
+		if (call == PAYMENT_DOWN)
+			goto down;
+		if (call == PAYMENT_REFUSED)
+			snprintf(o.status, sizeof o.status, "failed");
+		if (db_exec(d, "SELECT payment_refund_apply($1, $2::uuid, $3, $4, $5)", pp->name, id,
+		    *o.id != '\0' ? o.id : NULL, o.status,
+		    call == PAYMENT_REFUSED ? o.why : (*o.reason != '\0' ? o.reason : NULL)) == NULL)
+			return -1;
+		c->refunds_sent += call == PAYMENT_DONE;
+		c->refunds_failed += call == PAYMENT_REFUSED || strcmp(o.status, "failed") == 0;
+		return 1;
+	}
+	call = pp->intent_cancel(intent != NULL ? intent : "", &o);
+	if (call == PAYMENT_DOWN)
+		goto down;
+	/* cancelled already, or unknown there: nothing can charge it */
+	if (call == PAYMENT_DONE || strcmp(o.status, "canceled") == 0 ||
+	    strcmp(o.reason, "resource_missing") == 0) {
+		c->intents_cancelled++;
+		return db_exec(d, "SELECT payment_intent_cancelled($1::uuid)", id) != NULL ? 1 : -1;
+	}
+	if (strcmp(o.status, "succeeded") == 0) {
+		/* paid just as the place was freed: a late payment, refunded in full */
+		snprintf(amount, sizeof amount, "%lld", o.amount);
+		return db_exec(d, "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int)",
+		    pp->name, intent, o.status, amount, o.currency, min_reliability) != NULL ? 1 : -1;
+	}
+down:
+	log_msg(NULL, "warning", "payment provider: %s; tried again later", o.why);
+	c->provider_retries++;
+	return db_exec(d, "SELECT payment_call_failed($1::uuid, $2)", id, o.why) != NULL ? 0 : -1;
+}
+
+/* Rule 9: the calls to the payment provider that are due, leased a batch at a time in a
+ * transaction of their own (payments_due), each then made with no transaction open, and its
+ * outcome applied in one of its own: no row is locked while the provider answers, and its
+ * events, which may come before its answer, find their rows free. The run stops at the
+ * first call that gets no answer: the provider is down, and the rest waits for a later run
+ * (their leases end in five minutes) rather than each waiting out its timeout. 0, or -1
+ * after reporting a database failure on stderr. */
+static int
+provider_run(struct db *d, long limit, struct counts *total)
+{
+	const struct payment_provider *pp = payment_provider();
+	char lim[24];
+	PGresult *due;
+	int i, n, done = 1;
+
+	if (pp == NULL)
+		return 0;
+	snprintf(lim, sizeof lim, "%ld", limit < PROVIDER_BATCH ? limit : PROVIDER_BATCH);
+	do {
+		if ((due = db_exec(d, "SELECT id, kind, provider, intent, minor "
+		    "  FROM payments_due($1::int) WHERE provider = $2", lim, pp->name)) == NULL)
+			break;
+		n = PQntuples(due);
+		for (i = 0; i < n && done > 0; i++)
+			done = provider_call(d, pp, due, i, total);
+		arena_reset(d->a);
+		if (done < 0)
+			break;
+	} while (done > 0 && n == atoi(lim));
+	if (done >= 0 && *d->err.sqlstate == '\0')
+		return 0;
+	log_msg(NULL, "error", "payments at the provider: %s %s", d->err.sqlstate, d->err.message);
+	return -1;
+}
+
 static const struct rule rules[] = {
 	{ "expired holds", batch_expired_holds, false },
 	{ "unfilled matches", batch_unfilled, false },
@@ -207,6 +308,10 @@ counts_add(struct counts *total, const struct counts *c)
 	total->slot_dates_added += c->slot_dates_added;
 	total->offers_lapsed += c->offers_lapsed;
 	total->results_confirmed += c->results_confirmed;
+	total->refunds_sent += c->refunds_sent;
+	total->refunds_failed += c->refunds_failed;
+	total->intents_cancelled += c->intents_cancelled;
+	total->provider_retries += c->provider_retries;
 }
 
 /* Ends a batch: rolls back whatever is still open and clears its results and memory. */
@@ -302,23 +407,26 @@ main(void)
 		return 1;
 	}
 	db_init(&d, a);
-	(void)config_get();
+	snprintf(min_reliability, sizeof min_reliability, "%d", config_get()->min_reliability);
 	limit = batch_size();
 	for (i = 0; i < sizeof rules / sizeof rules[0]; i++)
 		if (rule_run(&d, &rules[i], limit, &total) != 0) {
 			status = 1;
 			break;
 		}
+	if (status == 0 && provider_run(&d, limit, &total) != 0)
+		status = 1;
 	db_close();
 	arena_free(a);
 	if (status != 0)
 		return status;
 	printf("sweep: expired_holds=%ld unfilled=%ld completed=%ld no_shows=%ld "
 	    "invitations_expired=%ld offers_lapsed=%ld results_confirmed=%ld "
-	    "idempotency_keys_expired=%ld slot_dates_added=%ld elapsed_ms=%ld\n",
+	    "idempotency_keys_expired=%ld slot_dates_added=%ld refunds_sent=%ld "
+	    "refunds_failed=%ld intents_cancelled=%ld provider_retries=%ld elapsed_ms=%ld\n",
 	    total.expired_holds, total.unfilled, total.completed, total.no_shows,
 	    total.invitations_expired, total.offers_lapsed, total.results_confirmed,
-	    total.keys_expired,
-	    total.slot_dates_added, elapsed_ms(&start));
+	    total.keys_expired, total.slot_dates_added, total.refunds_sent, total.refunds_failed,
+	    total.intents_cancelled, total.provider_retries, elapsed_ms(&start));
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -201,7 +201,52 @@ export const schemas = {
 		checkedIn: { type: 'boolean' },
 		checkedInAt: nullable({ ...timestamp }),
 	}),
-	MatchRequest: object(MATCH_REQUEST),
+	MatchRequest: object({
+		...MATCH_REQUEST,
+		myPayment: nullable(object({
+			status: { ...enumOf('PENDING', 'PAID', 'CANCELLED', 'REFUND_PENDING', 'REFUNDED', 'REFUND_FAILED'), description: 'PENDING until the payment provider confirms it (or, with PAYMENT_PROVIDER=none, the organizer\'s confirm-payment); CANCELLED: the place was freed unpaid; REFUND_PENDING while the provider pays it back, then REFUNDED (or REFUND_FAILED, for an administrator).' },
+			amount: { type: 'number', minimum: 0, description: 'The share: the price per player.' },
+			currency,
+			expiresAt: nullable({ ...timestamp, description: 'While PENDING: the place is freed if the payment is not confirmed by then.' }),
+			clientSecret: nullable({ type: 'string', description: 'While PENDING with PAYMENT_PROVIDER=stripe: the PaymentIntent\'s client secret, for Stripe.js to confirm the card with (stripe.confirmPayment); null otherwise.' }),
+		}, undefined, { description: 'The caller\'s own share of the match; null when it has none.' })),
+	}),
+	Payment: object({
+		id: uuid,
+		kind: enumOf('PAYMENT', 'REFUND'),
+		matchRequestId: uuid,
+		playerId: { ...uuid, description: 'Who pays, or is paid back.' },
+		amount: { type: 'number', minimum: 0 },
+		currency,
+		status: { ...enumOf('PENDING', 'PAID', 'CANCELLED', 'REFUNDED', 'FAILED'), description: 'A payment: PENDING, PAID or CANCELLED (its place freed unpaid). A refund: PENDING while the provider pays it back, REFUNDED, or FAILED (the provider refused: pay it back by other means).' },
+		refundOf: nullable({ ...uuid, description: 'A refund\'s payment.' }),
+		provider: nullable({ ...enumOf('stripe'), description: 'The provider that moves this money; null: none (no money taken online).' }),
+		providerRef: nullable({ type: 'string', description: 'The provider\'s object: a PaymentIntent (pi_...) or a refund (re_...).' }),
+		providerStatus: nullable({ type: 'string', description: 'Its status as the provider last gave it.' }),
+		attempts: { type: 'integer', minimum: 0, description: 'Calls the sweeper made to the provider for it.' },
+		lastError: nullable({ type: 'string', description: 'Why the last call failed, or why the provider refused.' }),
+		createdAt: timestamp,
+		updatedAt: timestamp,
+		issues: {
+			type: 'array', description: 'What an administrator must look at, oldest first.',
+			items: object({
+				kind: enumOf('AMOUNT_MISMATCH', 'REFUND_FAILED', 'UNKNOWN_CHARGE'),
+				detail: { type: 'object', description: 'What the provider said, and what the ledger expected.' },
+				createdAt: timestamp,
+				resolvedAt: nullable({ ...timestamp }),
+			}),
+		},
+	}),
+	MatchView: object(MATCH_REQUEST, undefined, { description: 'A match request as a player outside it sees it: no invitation token, no share.' }),
+	StripeEvent: object({
+		id: { type: 'string', description: 'The event\'s id (evt_...): each is applied once.' },
+		type: { type: 'string', description: 'payment_intent.succeeded, payment_intent.payment_failed, payment_intent.canceled, refund.created, refund.updated, refund.failed are applied; any other is answered and recorded.' },
+		data: object({ object: { type: 'object', description: 'The PaymentIntent or refund as it was then.' } }, ['object'], { additionalProperties: true }),
+	}, ['id', 'type', 'data'], { additionalProperties: true, description: 'A Stripe event, exactly as Stripe sends it.' }),
+	WebhookReceipt: object({
+		received: { type: 'boolean', const: true },
+		outcome: { ...enumOf('PAID', 'ALREADY_PAID', 'AMOUNT_MISMATCH', 'LATE_PAYMENT', 'REFUNDED', 'REFUND_FAILED', 'RECORDED', 'UNKNOWN', 'IGNORED', 'DUPLICATE'), description: 'What the event did: PAID (the share is paid), ALREADY_PAID, AMOUNT_MISMATCH (another amount or currency than the share: an issue for an administrator, the share still pending), LATE_PAYMENT (paid after the place was freed: refunded in full), REFUNDED, REFUND_FAILED, RECORDED (a status that pays nothing), UNKNOWN (no share has this object), IGNORED (a type the service does not use), DUPLICATE (applied before).' },
+	}),
 	OpenMatch: object({
 		...MATCH_REQUEST,
 		distanceKm: { type: 'number', minimum: 0, description: 'From the point searched to the venue.' },
@@ -273,7 +318,7 @@ export const schemas = {
 		waitlisted: { type: 'boolean', description: 'Once approved with no place free: the requester was put on the waiting list.' },
 		createdAt: timestamp,
 		updatedAt: timestamp,
-		match: ref('MatchRequest'),
+		match: ref('MatchView'),
 	}),
 	Invitation: object({
 		id: uuid,
@@ -492,6 +537,16 @@ export const routes = {
 	},
 
 	// ---- administration (admin.c) ----
+	'GET /api/admin/payments': {
+		tag: 'admin', summary: 'The ledger, oldest first: payments and refunds, with the provider\'s word and the issues raised',
+		description: '`status=FAILED` lists the refunds the payment provider refused: pay them back by other means (the provider\'s dashboard, the desk), then settle the issue. An issue AMOUNT_MISMATCH is a payment of another amount or currency than its share: the share stays unpaid, and the money is to be refunded at the provider.',
+		query: [
+			q('status', enumOf('PENDING', 'PAID', 'CANCELLED', 'REFUNDED', 'FAILED'), 'Only rows of this status.'),
+			q('kind', enumOf('PAYMENT', 'REFUND'), 'Only payments, or only refunds.'),
+			...paging,
+		],
+		ok: { 200: page('Payment') },
+	},
 	'GET /api/admin/venues': {
 		tag: 'admin', summary: 'Venues of any owner, oldest first', query: [statusFilter, ...paging],
 		ok: { 200: page('Venue') },
@@ -607,6 +662,7 @@ export const routes = {
 			404: ['NOT_FOUND'],
 			409: ['LEVEL_MISMATCH', 'INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
 				'OFFER_FOR_OTHER_TEAM', ...BOOKING_RULES],
+			503: ['PAYMENT_PROVIDER_UNAVAILABLE'],
 		},
 	},
 	'POST /api/match/requests': {
@@ -616,6 +672,7 @@ export const routes = {
 			404: ['NOT_FOUND'],
 			409: ['SLOT_NOT_OFFERED', 'SLOT_IN_PAST', 'NOT_BOOKABLE', 'SLOT_TAKEN', 'HOLD_LIMIT',
 				...BOOKING_RULES],
+			503: ['PAYMENT_PROVIDER_UNAVAILABLE'],
 		},
 	},
 	'GET /api/match/requests/my': {
@@ -632,8 +689,17 @@ export const routes = {
 	},
 	'POST /api/match/requests/{id}/confirm-payment': {
 		tag: 'match-making', summary: 'Confirm the organizer\'s payment: OPEN, eligible players invited',
+		description: 'With PAYMENT_PROVIDER=stripe this asks the provider now: the organizer\'s PaymentIntent is read, and applied as its webhook event would be; PAYMENT_NOT_RECEIVED while it has not succeeded (or brought another amount). With none it is the organizer\'s word.',
 		ok: { 200: { schema: ref('MatchRequest') } },
-		problems: { 403: ['NOT_ORGANIZER'], 404: ['NOT_FOUND'], 409: ['PAYMENT_WINDOW_PASSED', 'INVALID_STATE'] },
+		problems: { 403: ['NOT_ORGANIZER'], 404: ['NOT_FOUND'], 409: ['PAYMENT_WINDOW_PASSED', 'INVALID_STATE', 'PAYMENT_NOT_RECEIVED'], 503: ['PAYMENT_PROVIDER_UNAVAILABLE'] },
+	},
+	'POST /api/payments/stripe/webhook': {
+		tag: 'payments', summary: 'Stripe\'s events: payments confirmed, failed or cancelled, refunds settled',
+		description: 'Give this URL to Stripe as a webhook endpoint. No token: the `Stripe-Signature` header is checked over the body as sent (HMAC-SHA256 with one of STRIPE_WEBHOOK_SECRET\'s secrets, signed at most 300 s ago) before anything reads it. Each event is applied once by its id, in any order and however often it comes.',
+		query: [{ name: 'Stripe-Signature', in: 'header', required: true, description: 'Stripe\'s signature: t=<unix time>,v1=<hex HMAC-SHA256 of "t.body">.', schema: { type: 'string' } }],
+		body: 'StripeEvent',
+		ok: { 200: { schema: ref('WebhookReceipt') } },
+		problems: { 400: ['INVALID_SIGNATURE', 'MALFORMED_EVENT'], 404: ['NOT_FOUND'] },
 	},
 	'DELETE /api/match/requests/{id}/leave': {
 		tag: 'match-making', summary: 'Leave a match more than 48 h ahead (refunded), optionally handing the place to a substitute',
@@ -702,7 +768,7 @@ export const routes = {
 		tag: 'match-making', summary: 'Open a weekly series: the same court and time every week, dates that cannot be booked skipped',
 		description: 'Each date is an ordinary match request (PENDING_PAYMENT with its own expiresAt), booked as POST /api/match/requests would book it; a date that booking would refuse with a 409 is listed in skipped with that code instead, and the others are made. The series counts as one hold toward the unpaid-holds limit.',
 		body: 'SeriesInput', ok: { 201: { schema: ref('Series') } },
-		problems: { 404: ['NOT_FOUND'], 409: ['HOLD_LIMIT', 'NO_BOOKABLE_DATE'] },
+		problems: { 404: ['NOT_FOUND'], 409: ['HOLD_LIMIT', 'NO_BOOKABLE_DATE'], 503: ['PAYMENT_PROVIDER_UNAVAILABLE'] },
 	},
 	'GET /api/match/series/{id}': {
 		tag: 'match-making', summary: 'A series the caller organizes, its match requests as they are now',
@@ -726,6 +792,7 @@ export const routes = {
 			404: ['NOT_FOUND'],
 			409: ['INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
 				'OFFER_FOR_OTHER_TEAM', ...BOOKING_RULES],
+			503: ['PAYMENT_PROVIDER_UNAVAILABLE'],
 		},
 	},
 	'POST /api/match/invitations/{id}/decline': {
@@ -739,6 +806,7 @@ export const routes = {
 			404: ['NOT_FOUND'],
 			409: ['INVALID_STATE', 'MATCH_NOT_OPEN', 'MATCH_STARTED', 'ALREADY_IN_MATCH', 'TEAM_FULL',
 				'OFFER_FOR_OTHER_TEAM', ...BOOKING_RULES],
+			503: ['PAYMENT_PROVIDER_UNAVAILABLE'],
 		},
 	},
 

@@ -72,7 +72,10 @@ function problemCodes(route, entry) {
 		if (route.method !== 'GET' && route.auth !== 'ADMIN')
 			add(429, 'RATE_LIMITED');	// the write budget (budget.c)
 	}
-	if (route.body) {
+	if (route.raw) {			// a signed body, read by the handler (BODY_RAW)
+		add(400, 'BODY_REQUIRED');
+		add(415, 'UNSUPPORTED_MEDIA_TYPE');
+	} else if (route.body) {
 		add(400, ...(route.bodyOptional ? [] : ['BODY_REQUIRED']), 'MALFORMED_JSON', 'VALIDATION_FAILED');
 		add(415, 'UNSUPPORTED_MEDIA_TYPE');
 	}
@@ -145,6 +148,8 @@ function operation(route, entry) {
 			[{ bearerAuth: route.auth === 'PLAYER' ? [] : [route.auth] }],
 		'x-courts-program': `${route.program}.cgi`,
 	};
+	if (route.raw)		// checked as sent, by its signature, before anything reads it
+		op['x-courts-signed-body'] = true;
 	if (params.length > 0)
 		op.parameters = params;
 	if (route.body)
@@ -233,6 +238,7 @@ const doc = {
 		{ name: 'players', description: 'The authenticated player\'s profile.' },
 		{ name: 'notifications', description: 'What the service told the authenticated player.' },
 		{ name: 'calendar', description: 'Calendar feeds (iCalendar) of a player\'s matches and of a venue\'s booked courts.' },
+		{ name: 'payments', description: 'What the payment provider tells the service (PAYMENT_PROVIDER=stripe).' },
 		{ name: 'admin', description: 'Approval and moderation by administrators.' },
 		{ name: 'health', description: 'For load balancers and operators.' },
 	],

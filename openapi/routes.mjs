@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 const ENTRY = /\{\s*"([A-Z]+)",\s*"([^"]+)",\s*([a-z_0-9]+),\s*(AUTH_[A-Z]+),\s*([A-Z_|\s]+?)\s*\}/g;
 
-// [{ program, method, pattern, path, handler, auth, body, idempotent, params, comment }]
+// [{ program, method, pattern, path, handler, auth, body, raw, idempotent, params, comment }]
 export function readRoutes(root) {
 	const dir = join(root, 'cgi-bin');
 	const routes = [];
@@ -31,7 +31,8 @@ export function readRoutes(root) {
 				path: pattern.replace(/\{([A-Za-z]+):[a-z]+\}/g, '{$1}'),
 				handler,
 				auth: auth.replace(/^AUTH_/, ''),
-				body: /\bBODY_(JSON|OPTIONAL)\b/.test(flags),
+				body: /\bBODY_(JSON|OPTIONAL|RAW)\b/.test(flags),
+				raw: /\bBODY_RAW\b/.test(flags),
 				bodyOptional: /\bBODY_OPTIONAL\b/.test(flags),
 				idempotent: /\bROUTE_IDEMPOTENT\b/.test(flags),
 				params,

@@ -382,7 +382,8 @@ apache_stop() {
 CONFIG_VARS="DATABASE_URL DATABASE_READ_URL JWT_PUBLIC_KEY_FILE JWT_JWKS_FILE JWT_ISSUER JWT_AUDIENCE JWT_ALGORITHM JWT_ROLES_CLAIM
 DEFAULT_TIMEZONE BASE_PATH PUBLIC_URL PAYMENT_HOLD_SECONDS CHECKIN_RADIUS_M CHECKIN_MAX_ACCURACY_M
 MIN_RELIABILITY DB_PREPARE MAX_UNPAID_HOLDS MAX_PENDING_VENUES WRITE_BUDGET_PER_MINUTE
-WRITE_BUDGET_BURST"
+WRITE_BUDGET_BURST PAYMENT_PROVIDER STRIPE_SECRET_KEY STRIPE_WEBHOOK_SECRET STRIPE_API_BASE
+PAYMENT_PROVIDER_TIMEOUT_SECONDS"
 
 write_env_conf() {
 	local dir=$1 v val
@@ -488,6 +489,54 @@ check_jwks() {
 	fi
 }
 
+# The payment provider's settings (common/payment.h): none, or stripe with its key, its
+# webhook secrets and an API base it can call.
+check_payments() {
+	local s
+	case ${PAYMENT_PROVIDER:-none} in
+	none) return 0 ;;
+	stripe) ;;
+	*)
+		echo "make run: PAYMENT_PROVIDER=$PAYMENT_PROVIDER is not supported: set none (the default: no money taken online) or stripe"
+		return 1
+		;;
+	esac
+	case ${STRIPE_SECRET_KEY:-} in
+	sk_test_?* | sk_live_?* | rk_test_?* | rk_live_?*) ;;
+	*)
+		echo "make run: PAYMENT_PROVIDER=stripe needs STRIPE_SECRET_KEY, the account's secret key (sk_test_... in test mode, sk_live_...) from Stripe's dashboard, Developers > API keys"
+		return 1
+		;;
+	esac
+	if [ -z "${STRIPE_WEBHOOK_SECRET:-}" ]; then
+		echo "make run: PAYMENT_PROVIDER=stripe needs STRIPE_WEBHOOK_SECRET, the signing secret (whsec_...) of the webhook endpoint .../api/payments/stripe/webhook in Stripe's dashboard; several, comma-separated, while one is rolled"
+		return 1
+	fi
+	for s in ${STRIPE_WEBHOOK_SECRET//,/ }; do
+		case $s in
+		whsec_?*) ;;
+		*)
+			echo "make run: STRIPE_WEBHOOK_SECRET holds '$s', which is not a webhook signing secret (whsec_...)"
+			return 1
+			;;
+		esac
+	done
+	case ${STRIPE_API_BASE:-https://api.stripe.com} in
+	https://?* | http://127.0.0.1:* | http://localhost:*) ;;
+	*)
+		echo "make run: STRIPE_API_BASE=$STRIPE_API_BASE is not an https:// URL (plain http only on this machine)"
+		return 1
+		;;
+	esac
+	case ${PAYMENT_PROVIDER_TIMEOUT_SECONDS:-10} in
+	[1-9] | [1-5][0-9] | 60) ;;
+	*)
+		echo "make run: PAYMENT_PROVIDER_TIMEOUT_SECONDS=$PAYMENT_PROVIDER_TIMEOUT_SECONDS is not a whole number of seconds from 1 to 60 (below Apache's own timeout)"
+		return 1
+		;;
+	esac
+}
+
 # abs DIR: DIR as an absolute path (created when missing).
 abs() {
 	mkdir -p "$1"
@@ -508,6 +557,7 @@ check)
 		check_key "${JWT_PUBLIC_KEY_FILE:-$state/keys/jwt_public.pem}" "${JWT_ALGORITHM:-RS256}" >&2 ||
 			ok=1
 	fi
+	check_payments >&2 || ok=1
 	exit $ok
 	;;
 start)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# sweep.sh: `make sweep` and `make deliver`. Runs a cron program once (the sweeper, the
-# deliverer) against the database of `make run` (or DATABASE_URL when set).
+# sweep.sh: `make sweep`, `make deliver` and `make reconcile`. Runs a cron program once (the
+# sweeper, the deliverer, the reconciliation) against the database of `make run` (or
+# DATABASE_URL when set).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -z "${DATABASE_URL:-}" ]; then

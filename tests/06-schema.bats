@@ -229,7 +229,9 @@ schema_of() {
 	grep -qx 'applying areas/60_lifecycle' <<<"$output"
 	run observed courts_upgraded
 	[ "$status" -eq 0 ]
-	[ "$output" = "$before" ] || { diff <(echo "$before") <(echo "$output") >&2; false; }
+	# the tables of later migrations are new, and empty; everything else reads the same
+	[ "$(old_tables_only "$before" "$output")" = "$before" ] ||
+		{ diff <(echo "$before") <(echo "$output") >&2; false; }
 
 	scratch_db courts_new
 	diff <(schema_of courts_upgraded) <(schema_of courts_new) >&2
@@ -237,7 +239,21 @@ schema_of() {
 	sample_data courts_new
 	run observed courts_new
 	[ "$status" -eq 0 ]
-	diff <(anonymous <<<"$before") <(anonymous <<<"$output") >&2
+	diff <(anonymous <<<"$before") <(old_tables_only "$before" "$output" | anonymous) >&2
+}
+
+# old_tables_only BEFORE AFTER: AFTER without the row counts of tables BEFORE does not have
+# (a later migration's), each of which must be empty; fails when one is not.
+old_tables_only() {
+	local name line
+	while IFS= read -r line; do
+		name=${line%%|*}
+		if [[ $line =~ ^[a-z_0-9]+\|[0-9]+$ ]] && ! grep -q "^$name|" <<<"$1"; then
+			[[ $line == *"|0" ]] || { echo "new table $line is not empty" >&2; return 1; }
+			continue
+		fi
+		printf '%s\n' "$line"
+	done <<<"$2"
 }
 
 # anonymous: the text on stdin with its ids and the instants of its JSON replaced by names.

@@ -40,7 +40,11 @@ nothing_written() {
 	expect 201
 	id=$(jqr .id)
 	[[ $id =~ $UUID_RE ]]
-	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,visibility,competitive,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players,waitlistLength,result" ]
+	[ "$(jqr 'keys_unsorted | join(",")')" = "id,resourceId,bookingDate,startTime,endTime,format,skillLevel,visibility,competitive,status,invitationToken,availableSlots,pricePerPlayer,currency,courtPrice,organizerId,customMessage,expiresAt,createdAt,players,waitlistLength,result,myPayment" ]
+	# the organizer's own share, owed until the hold's end; no provider: no client secret
+	[ "$(jqr -c '.myPayment | [.status, .currency, .clientSecret]')" = '["PENDING","EUR",null]' ]
+	[ "$(raw amount)" = 5.00 ]
+	[ "$(jqr .myPayment.expiresAt)" = "$(jqr .expiresAt)" ]
 	[ "$(jqr .resourceId)" = "$COURT" ]
 	[ "$(jqr .bookingDate)" = "$DAY" ]
 	[ "$(jqr .startTime)" = 18:30:00 ]

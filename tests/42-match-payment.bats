@@ -64,8 +64,10 @@ neighbours() {
 	expect 200
 	[ "$(jqr .id)" = "$MATCH" ]
 	[ "$(jqr .status)" = OPEN ]
-	# everything else is as it was when created
-	[ "$(jqr -S 'del(.status)')" = "$(jq -S 'del(.status)' <<<"$created")" ]
+	# everything else is as it was when created, but the organizer's own share: paid
+	[ "$(jqr -S 'del(.status, .myPayment)')" = "$(jq -S 'del(.status, .myPayment)' <<<"$created")" ]
+	[ "$(jqr -c '.myPayment | [.status, .amount, .currency, .expiresAt, .clientSecret]')" = '["PAID",5,"EUR",null,null]' ]
+	[ "$(jq -c '.myPayment | [.status, .expiresAt == $created.expiresAt]' --argjson created "$created" <<<"$created")" = '["PENDING",true]' ]
 	[ "$(jqr .availableSlots)" = 3 ]
 	[[ $(jqr .expiresAt) =~ $TS_RE ]]
 	[ "$(jqr '.players | length')" = 1 ]

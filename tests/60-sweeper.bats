@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 
-SUMMARY_RE='^sweep: expired_holds=([0-9]+) unfilled=([0-9]+) completed=([0-9]+) no_shows=([0-9]+) invitations_expired=([0-9]+) offers_lapsed=[0-9]+ results_confirmed=[0-9]+ idempotency_keys_expired=[0-9]+ slot_dates_added=[0-9]+ elapsed_ms=[0-9]+$'
+SUMMARY_RE='^sweep: expired_holds=([0-9]+) unfilled=([0-9]+) completed=([0-9]+) no_shows=([0-9]+) invitations_expired=([0-9]+) offers_lapsed=[0-9]+ results_confirmed=[0-9]+ idempotency_keys_expired=[0-9]+ slot_dates_added=[0-9]+ refunds_sent=[0-9]+ refunds_failed=[0-9]+ intents_cancelled=[0-9]+ provider_retries=[0-9]+ elapsed_ms=[0-9]+$'
 
 setup_file() {
 	# match rows with every NOT NULL column of sql/0002, straight in SQL: a TWO_VS_TWO match
@@ -418,9 +418,17 @@ COMPLETED|5" ]
 	[ "$(sql "SELECT count(*) FROM notifications")" = 2000 ]
 }
 
-@test "the crontab runs the sweeper and the deliverer every minute, and the key refresher every 15 minutes" {
+@test "the crontab runs the sweeper and the deliverer every minute, the key refresher every 15 minutes, the reconciliation hourly" {
 	jobs=$(grep -vE '^[[:space:]]*(#|$|[A-Z_]+=)' "$COURTS_ROOT/cron/crontab")
-	[ "$(wc -l <<<"$jobs")" -eq 3 ]
+	[ "$(wc -l <<<"$jobs")" -eq 4 ]
+	line=$(grep '/cron/reconcile' <<<"$jobs")
+	[[ $line =~ ^[0-9]+\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ [^\ ]*/build/cron/reconcile\ \|\ logger ]]
+	# with PAYMENT_PROVIDER=none, as shipped, it does nothing and succeeds, database or not
+	grep -qx 'PAYMENT_PROVIDER=none' "$COURTS_ROOT/cron/crontab"
+	PAYMENT_PROVIDER=none DATABASE_URL="host=127.0.0.1 port=1" run --separate-stderr "$COURTS_BUILD/cron/reconcile"
+	[ "$status" -eq 0 ]
+	[ -z "$output" ]
+	[ -z "$stderr" ]
 	line=$(grep '/cron/deliver' <<<"$jobs")
 	[[ $line =~ ^\*\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ flock\ -n\ [^\ ]+\ [^\ ]*/build/cron/deliver\ \| ]]
 	# while NOTIFY_WEBHOOK_URL is empty, as shipped, it does nothing and succeeds, database or not

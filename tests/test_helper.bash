@@ -321,6 +321,13 @@ local_date() {
 	TZ=Europe/Madrid date -d "+${1:-0} days" +%F
 }
 
+# clean_node ARGS...: node with no variables but PATH, HOME and TMPDIR, for the stand-ins and
+# their checks: the official client reads the environment it starts in, and what a test's
+# stand-in prints or sends must not depend on what the caller's shell exports.
+clean_node() {
+	env -i PATH="$PATH" HOME="${HOME:-/}" TMPDIR="${TMPDIR:-/tmp}" node "$@"
+}
+
 # ---- a second Apache with other settings ------------------------------------------------
 # extra_apache NAME VAR=VALUE...: starts another Apache on the suite's database with the
 # given settings; prints its base URL. Stopped by teardown_suite.

@@ -106,7 +106,10 @@ END $$;
 COMMENT ON FUNCTION match_active_players(uuid, uuid) IS 'Ids of the players in a match, optionally but one.';
 
 -- Refunds each given payment that is PAID and not refunded yet, in full, once (the unique
--- index on refund_of is the last guard). Returns what was refunded.
+-- index on refund_of is the last guard). Returns what was refunded. A payment the provider
+-- took is paid back by it: its refund is PENDING until the sweeper has sent it and the
+-- provider has said it succeeded (sql/areas/92_payments.sql); one taken at the desk
+-- (no provider) is REFUNDED at once.
 CREATE OR REPLACE FUNCTION payments_refund(p_payments uuid[], p_now timestamptz)
     RETURNS TABLE (payment_id uuid, player_id uuid, match_request_id uuid, amount numeric)
     LANGUAGE plpgsql
@@ -116,9 +119,10 @@ AS $$
 BEGIN
     RETURN QUERY
     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
-                          refund_of, created_at, updated_at)
-    SELECT p.match_request_id, p.player_id, 'REFUND', p.amount, p.currency, 'REFUNDED',
-           p.id, p_now, p_now
+                          refund_of, provider, next_attempt_at, created_at, updated_at)
+    SELECT p.match_request_id, p.player_id, 'REFUND', p.amount, p.currency,
+           CASE WHEN p.provider IS NULL THEN 'REFUNDED' ELSE 'PENDING' END,
+           p.id, p.provider, CASE WHEN p.provider IS NOT NULL THEN p_now END, p_now, p_now
       FROM payments p
      WHERE p.id = ANY (p_payments) AND p.kind = 'PAYMENT' AND p.status = 'PAID' AND p.amount > 0
        AND NOT EXISTS (SELECT 1 FROM payments r WHERE r.refund_of = p.id)
@@ -342,16 +346,13 @@ END $$;
 COMMENT ON FUNCTION match_lock(uuid, uuid) IS
     'Locks a match for a transition by one of its players; 404 for anyone else.';
 
--- PAY: the organizer confirms payment within the window: OPEN, payment PAID, eligible players
--- invited. 404, 403 NOT_ORGANIZER, 409 PAYMENT_WINDOW_PASSED (the caller then ends the hold
--- with match_expire_holds in a transaction of its own), INVALID_STATE.
-CREATE OR REPLACE FUNCTION match_pay(p_match uuid, p_player uuid, p_min_reliability integer,
-                                     p_now timestamptz DEFAULT now())
+-- The checks of PAY, on match m locked for p_player: NOT_ORGANIZER, PAYMENT_WINDOW_PASSED,
+-- INVALID_STATE. Also what asking the provider for the organizer's payment checks first
+-- (payment_to_confirm, sql/areas/92_payments.sql).
+CREATE OR REPLACE FUNCTION match_pay_check(m match_requests, p_player uuid, p_now timestamptz)
     RETURNS void
     LANGUAGE plpgsql
 AS $$
-DECLARE
-    m match_requests := match_lock(p_match, p_player);
 BEGIN
     IF m.organizer_id <> p_player THEN
         PERFORM lifecycle_fail(403, 'NOT_ORGANIZER', 'Only the organizer can pay for the match.');
@@ -364,6 +365,22 @@ BEGIN
     IF m.status <> 'PENDING_PAYMENT' THEN
         PERFORM lifecycle_fail(409, 'INVALID_STATE', 'The match is not awaiting payment.');
     END IF;
+END $$;
+COMMENT ON FUNCTION match_pay_check(match_requests, uuid, timestamptz) IS
+    'The refusals of PAY: NOT_ORGANIZER, PAYMENT_WINDOW_PASSED, INVALID_STATE.';
+
+-- PAY: the organizer confirms payment within the window: OPEN, payment PAID, eligible players
+-- invited. 404, 403 NOT_ORGANIZER, 409 PAYMENT_WINDOW_PASSED (the caller then ends the hold
+-- with match_expire_holds in a transaction of its own), INVALID_STATE.
+CREATE OR REPLACE FUNCTION match_pay(p_match uuid, p_player uuid, p_min_reliability integer,
+                                     p_now timestamptz DEFAULT now())
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    m match_requests := match_lock(p_match, p_player);
+BEGIN
+    PERFORM match_pay_check(m, p_player, p_now);
     PERFORM match_move(ARRAY[p_match], 'PAY', p_now);
     UPDATE payments p SET status = 'PAID', updated_at = p_now
       FROM match_players mp
@@ -727,6 +744,7 @@ DECLARE
     v_accepted integer;
     v_entry uuid;
     v_offer invitations;
+    v_hold interval;
 BEGIN
     PERFORM match_offers_settle(m.id, p_now);
     SELECT * INTO m FROM match_requests WHERE id = m.id;
@@ -774,25 +792,49 @@ BEGIN
     INSERT INTO match_players (match_request_id, player_id, team, role, joined_at)
     VALUES (m.id, p_player, p_team, 'PLAYER', p_now)
     RETURNING id INTO v_entry;
+    -- with a payment provider the share is owed, and the place held for it until its window
+    -- ends (payment_share_hold, sql/areas/92_payments.sql); without one it is paid at once
+    v_hold := CASE WHEN m.price_per_player > 0 THEN payment_share_hold() END;
     INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status,
-                          entry_id, created_at, updated_at)
-    VALUES (m.id, p_player, 'PAYMENT', m.price_per_player, m.currency, 'PAID', v_entry,
+                          entry_id, expires_at, created_at, updated_at)
+    VALUES (m.id, p_player, 'PAYMENT', m.price_per_player, m.currency,
+            CASE WHEN v_hold IS NULL THEN 'PAID' ELSE 'PENDING' END, v_entry, p_now + v_hold,
             p_now, p_now);
-    PERFORM match_handover_refill(m.id, p_player, p_team, v_entry, p_now);
+    -- a hand-over is refilled by a paid place: a pending one refills it once paid
+    IF v_hold IS NULL THEN
+        PERFORM match_handover_refill(m.id, p_player, p_team, v_entry, p_now);
+    END IF;
     PERFORM notify(match_active_players(m.id, p_player), 'PLAYER_JOINED',
                    jsonb_build_object('matchRequestId', m.id, 'playerId', p_player,
                                       'team', p_team), p_now);
-    IF NOT (SELECT team_a_count + team_b_count = 2 * team_size FROM match_requests
-             WHERE id = m.id) THEN
-        RETURN;
-    END IF;
-    PERFORM match_move(ARRAY[m.id], 'JOIN', p_now);
-    PERFORM invitations_expire(match_pending_invitations(ARRAY[m.id]));
-    PERFORM notify(match_active_players(m.id), 'MATCH_FULL',
-                   jsonb_build_object('matchRequestId', m.id), p_now);
+    PERFORM match_fill(m.id, p_now);
 END $$;
 COMMENT ON FUNCTION match_join_locked(match_requests, uuid, text, uuid, timestamptz) IS
-    'JOIN of a locked match: place, payment, notices, and MATCHED when full.';
+    'JOIN of a locked match: place, payment (owed, with a provider), notices, MATCHED when full and paid.';
+
+-- JOIN's end on locked match p_match: once every place is taken and every share paid, the
+-- match is MATCHED, its pending invitations expire and its players are told MATCH_FULL. A
+-- place whose share is still owed keeps it OPEN (and full) until that share is paid.
+CREATE OR REPLACE FUNCTION match_fill(p_match uuid, p_now timestamptz)
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF NOT (SELECT status = 'OPEN' AND team_a_count + team_b_count = 2 * team_size
+              FROM match_requests WHERE id = p_match)
+       OR EXISTS (SELECT 1 FROM match_players mp
+                    JOIN payments p ON p.entry_id = mp.id AND p.kind = 'PAYMENT'
+                   WHERE mp.match_request_id = p_match AND mp.left_at IS NULL
+                     AND p.status = 'PENDING') THEN
+        RETURN;
+    END IF;
+    PERFORM match_move(ARRAY[p_match], 'JOIN', p_now);
+    PERFORM invitations_expire(match_pending_invitations(ARRAY[p_match]));
+    PERFORM notify(match_active_players(p_match), 'MATCH_FULL',
+                   jsonb_build_object('matchRequestId', p_match), p_now);
+END $$;
+COMMENT ON FUNCTION match_fill(uuid, timestamptz) IS
+    'A locked OPEN match with every place taken and paid -> MATCHED, invitations expired, players told.';
 
 -- The team counters' triggers: every place but the organizer's is counted as it is inserted
 -- (match_hold counts the organizer in the match's own insert, so the new row is not written
@@ -825,7 +867,7 @@ BEGIN
     v_id := match_hold(p_resource, p_organizer, p_date, p_start, p_duration, p_format, p_skill,
                        p_message, p_lat, p_lng, p_radius, p_hold_seconds,
                        p_max_holds => p_max_holds);
-    RETURN (SELECT json_match_request(m) FROM match_requests m WHERE m.id = v_id);
+    RETURN (SELECT json_match_request(m, true, p_organizer) FROM match_requests m WHERE m.id = v_id);
 END $$;
 COMMENT ON FUNCTION match_create(text, boolean, uuid, uuid, date, time, integer, text, text, text,
                                  double precision, double precision, numeric, integer, integer) IS
@@ -834,7 +876,8 @@ COMMENT ON FUNCTION match_create(text, boolean, uuid, uuid, date, time, integer,
 -- Ends matches p_ids by p_event (EXPIRE_HOLD, CANCEL or CANCEL_UNFILLED): each moves to
 -- CANCELLED with the reason of its transition; the current join of every player still in it
 -- is refunded (the organizer's not when the organizer cancels less than
--- organizer_refund_notice ahead), pending payments are cancelled, pending invitations
+-- organizer_refund_notice ahead), pending payments are cancelled (and their intents at the
+-- provider, by the sweeper: sql/areas/92_payments.sql), pending invitations
 -- expire, and the players are told: PAYMENT_EXPIRED {matchRequestId} to the organizer of an
 -- expired hold, MATCH_CANCELLED {matchRequestId, reason} after CANCEL_UNFILLED, and
 -- {matchRequestId, reason, refund} after CANCEL. Returns the ids ended and how many
@@ -872,7 +915,9 @@ BEGIN
          WHERE mp.match_request_id = ANY (v_ended) AND mp.left_at IS NULL
            AND NOT (p_event = 'CANCEL' AND mp.role = 'ORGANIZER'
                     AND m.starts_at - p_now < pol.organizer_refund_notice)), p_now) f;
-    UPDATE payments SET status = 'CANCELLED', updated_at = p_now
+    -- a pending payment's PaymentIntent is cancelled at the provider by the sweeper
+    UPDATE payments SET status = 'CANCELLED', updated_at = p_now,
+                        next_attempt_at = CASE WHEN provider_ref IS NOT NULL THEN p_now END
      WHERE match_request_id = ANY (v_ended) AND kind = 'PAYMENT' AND status = 'PENDING';
     invitations_expired := invitations_expire(match_pending_invitations(v_ended));
     INSERT INTO notifications (recipient_id, type, payload, created_at)

@@ -361,10 +361,11 @@ CREATE OR REPLACE FUNCTION invitation_holds_place(p_kind text) RETURNS boolean
 COMMENT ON FUNCTION invitation_holds_place(text) IS
     'OFFER, HANDOVER and PLACE invitations hold their place while PENDING.';
 
--- Lapsed offers, hand-overs and granted places of locked match p_match -> EXPIRED, their
--- places offered to the waiting list, then a hand-over's to ordinary invitations; hand-over
--- windows that closed are settled. Every write of the match's places runs this first, and so
--- does the sweeper. Returns how many lapsed.
+-- Places held for shares not paid in time freed (match_shares_lapse); lapsed offers,
+-- hand-overs and granted places of locked match p_match -> EXPIRED, their places offered to
+-- the waiting list, then a hand-over's to ordinary invitations; hand-over windows that closed
+-- are settled. Every write of the match's places runs this first, and so does the sweeper.
+-- Returns how many offers lapsed.
 CREATE OR REPLACE FUNCTION match_offers_settle(p_match uuid, p_now timestamptz)
     RETURNS integer
     LANGUAGE plpgsql
@@ -373,6 +374,8 @@ DECLARE
     v_lapsed integer;
     v_handovers uuid[];
 BEGIN
+    -- places held for a share that was not paid in time are free first (92_payments.sql)
+    PERFORM match_shares_lapse(p_match, p_now);
     WITH e AS (UPDATE invitations SET status = 'EXPIRED'
                 WHERE match_request_id = p_match AND invitation_holds_place(kind)
                   AND status = 'PENDING' AND expires_at <= p_now

@@ -145,7 +145,8 @@ DECLARE
 BEGIN
     SELECT json_build_object(
         'id', s.id,
-        'created', COALESCE((SELECT json_agg(json_match_request(m) ORDER BY m.booking_date)
+        'created', COALESCE((SELECT json_agg(json_match_request(m, true, m.organizer_id)
+                                             ORDER BY m.booking_date)
                                FROM match_series_matches sm
                                JOIN match_requests m ON m.id = sm.match_request_id
                               WHERE sm.series_id = s.id), '[]'),
@@ -181,12 +182,92 @@ COMMENT ON FUNCTION json_waitlist_entry(uuid) IS 'Waiting-list entry object with
 -- waiting list and its result. availableSlots leaves out the places that open offers hold
 -- (match_places_free). The shareable token is shown only to p_member, the match's players;
 -- the feed and place requests show the match to others with p_member false.
-CREATE OR REPLACE FUNCTION json_match_request(m match_requests, p_member boolean DEFAULT true) RETURNS json
+-- The caller's own share of match m, for p_player: the status of their current join's
+-- payment (REFUND_PENDING, REFUNDED or REFUND_FAILED once it is being given back), its
+-- amount and currency, until when a pending one may be paid, and the secret the payer's
+-- client confirms it with at the provider while it is pending. NULL when the share has no
+-- payment row.
+CREATE OR REPLACE FUNCTION json_my_payment(m match_requests, p_player uuid) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE
+    share json;
+BEGIN
+    SELECT json_build_object(
+        'status', CASE WHEN r.status = 'REFUNDED' THEN 'REFUNDED'
+                       WHEN r.status = 'PENDING' THEN 'REFUND_PENDING'
+                       WHEN r.status = 'FAILED' THEN 'REFUND_FAILED'
+                       -- a share past its window is no longer owed, freed or not yet
+                       WHEN p.status = 'PENDING' AND p.expires_at <= now() THEN 'CANCELLED'
+                       ELSE p.status END,
+        'amount', p.amount,
+        'currency', p.currency,
+        'expiresAt', CASE WHEN p.status = 'PENDING' AND p.expires_at IS DISTINCT FROM NULL
+                               AND p.expires_at <= now() THEN NULL
+                          WHEN p.status = 'PENDING' THEN api_ts(COALESCE(p.expires_at, m.expires_at))
+                     END,
+        'clientSecret', CASE WHEN p.status = 'PENDING' AND COALESCE(p.expires_at > now(), true)
+                             THEN p.client_secret END)
+      FROM match_players mp
+      JOIN payments p ON p.entry_id = mp.id AND p.kind = 'PAYMENT'
+      LEFT JOIN payments r ON r.refund_of = p.id AND r.kind = 'REFUND'
+     WHERE mp.match_request_id = m.id AND mp.player_id = p_player AND mp.left_at IS NULL
+     ORDER BY p.created_at DESC
+     LIMIT 1
+      INTO share;
+    RETURN share;
+END $$;
+COMMENT ON FUNCTION json_my_payment(match_requests, uuid) IS
+    'The caller''s own share of a match: status, amount, currency, expiresAt, clientSecret.';
+
+-- A row of the ledger as an administrator sees it: the money, its state, what the provider
+-- said of it, and the issues it raised (sql/areas/92_payments.sql).
+CREATE OR REPLACE FUNCTION json_payment(p payments) RETURNS json
+    LANGUAGE plpgsql STABLE PARALLEL SAFE
+AS $$
+#variable_conflict use_column
+DECLARE
+    row json;
+BEGIN
+    SELECT json_build_object(
+        'id', p.id,
+        'kind', p.kind,
+        'matchRequestId', p.match_request_id,
+        'playerId', p.player_id,
+        'amount', p.amount,
+        'currency', p.currency,
+        'status', p.status,
+        'refundOf', p.refund_of,
+        'provider', p.provider,
+        'providerRef', p.provider_ref,
+        'providerStatus', p.provider_status,
+        'attempts', p.attempts,
+        'lastError', p.last_error,
+        'createdAt', api_ts(p.created_at),
+        'updatedAt', api_ts(p.updated_at),
+        'issues', COALESCE((SELECT json_agg(json_build_object(
+                                'kind', i.kind, 'detail', i.detail,
+                                'createdAt', api_ts(i.created_at),
+                                'resolvedAt', api_ts(i.resolved_at)) ORDER BY i.created_at, i.id)
+                              FROM payment_issues i WHERE i.payment_id = p.id), '[]'))
+      INTO row;
+    RETURN row;
+END $$;
+COMMENT ON FUNCTION json_payment(payments) IS
+    'A ledger row for an administrator: money, state, the provider''s word, the issues raised.';
+
+-- Match request object. p_member: shown to one of its players (the invitation token is
+-- theirs); p_viewer: the player it is shown to, whose own share it then carries (myPayment).
+CREATE OR REPLACE FUNCTION json_match_request(m match_requests, p_member boolean DEFAULT true,
+                                              p_viewer uuid DEFAULT NULL) RETURNS json
     LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 #variable_conflict use_column
 DECLARE
     request json;
+    -- places held for shares owed past their window read as free (92_payments.sql)
+    v_lapsed uuid[] := match_shares_lapsed(m.id);
 BEGIN
     SELECT json_build_object(
         'id', m.id,
@@ -200,7 +281,7 @@ BEGIN
         'competitive', m.competitive,
         'status', m.status,
         'invitationToken', CASE WHEN p_member THEN m.invitation_token END,
-        'availableSlots', match_places_free(m),
+        'availableSlots', match_places_free(m) + cardinality(v_lapsed),
         'pricePerPlayer', m.price_per_player,
         'currency', m.currency,
         'courtPrice', m.court_price,
@@ -216,15 +297,20 @@ BEGIN
                                 'checkedIn', p.checked_in_at IS NOT NULL,
                                 'checkedInAt', api_ts(p.checked_in_at)) ORDER BY p.joined_at, p.player_id)
                               FROM match_players p
-                             WHERE p.match_request_id = m.id AND p.left_at IS NULL), '[]'),
+                             WHERE p.match_request_id = m.id AND p.left_at IS NULL
+                               AND p.id <> ALL (v_lapsed)), '[]'),
         'waitlistLength', (SELECT count(*) FROM match_waitlist w
                             WHERE w.match_request_id = m.id AND w.ended_at IS NULL),
         'result', (SELECT json_build_object('sets', r.sets, 'winner', r.winner, 'status', r.status)
                      FROM match_results r WHERE r.match_request_id = m.id))
       INTO request;
+    IF p_viewer IS NOT NULL THEN
+        request := (left(request::text, -1) || ',"myPayment":'
+                    || COALESCE(json_my_payment(m, p_viewer)::text, 'null') || '}')::json;
+    END IF;
     RETURN request;
 END $$;
-COMMENT ON FUNCTION json_match_request(match_requests, boolean) IS
+COMMENT ON FUNCTION json_match_request(match_requests, boolean, uuid) IS
     'Match request object with its current players and result; the token for its players only.';
 
 -- Player profile object as its owner sees it: the profile, the reliability record, and the
@@ -381,19 +467,19 @@ COMMENT ON FUNCTION json_place_request(place_requests) IS
 -- starts, after the JOIN before it wrote, so the answer shows the caller's place and payment;
 -- a STABLE one would read with the statement's snapshot and miss them. A match not found
 -- raises, so that the join it follows is rolled back rather than committed without an answer.
-CREATE OR REPLACE FUNCTION match_request_json(p_id uuid) RETURNS json
+CREATE OR REPLACE FUNCTION match_request_json(p_id uuid, p_viewer uuid) RETURNS json
     VOLATILE
     LANGUAGE plpgsql
 AS $$
 DECLARE
     v_json json;
 BEGIN
-    SELECT json_match_request(m) INTO v_json FROM match_requests m WHERE m.id = p_id;
+    SELECT json_match_request(m, true, p_viewer) INTO v_json FROM match_requests m WHERE m.id = p_id;
     IF v_json IS NULL THEN
         RAISE EXCEPTION 'match request % not found', p_id;
     END IF;
     RETURN v_json;
 END $$;
-COMMENT ON FUNCTION match_request_json(uuid) IS
+COMMENT ON FUNCTION match_request_json(uuid, uuid) IS
     'The match request''s JSON as the transaction now sees it, writes earlier in the same '
     'statement included; raises when there is no such match.';

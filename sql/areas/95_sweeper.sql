@@ -159,7 +159,11 @@ BEGIN
                            AND i.expires_at <= p_now
                         UNION ALL
                         SELECT h.match_request_id FROM match_handovers h
-                         WHERE h.status = 'OPEN' AND h.window_ends_at <= p_now)
+                         WHERE h.status = 'OPEN' AND h.window_ends_at <= p_now
+                        UNION ALL
+                        SELECT p.match_request_id FROM payments p
+                         WHERE p.kind = 'PAYMENT' AND p.status = 'PENDING'
+                           AND p.expires_at <= p_now)
          ORDER BY m.id LIMIT p_limit
            FOR UPDATE SKIP LOCKED
     LOOP
@@ -168,7 +172,7 @@ BEGIN
     END LOOP;
 END $$;
 COMMENT ON FUNCTION sweep_offers(integer, timestamptz) IS
-    'Sweeper rule 5: a batch of matches with lapsed offers or closed hand-over windows settled; (claimed, lapsed).';
+    'Sweeper rule 5: a batch of matches with lapsed offers, closed hand-over windows or lapsed shares settled; (claimed, lapsed).';
 
 -- Sweeper rule 1: a batch of holds PENDING_PAYMENT past their window -> CANCELLED
 -- (PAYMENT_EXPIRED), the organizer told. The claimed holds go to match_end as they are: the
