@@ -162,21 +162,16 @@ COMMENT ON FUNCTION payment_intent_record(uuid, text, text, text, text) IS
 -- confirm-payment with a provider: PAY's refusals first (404, 403 NOT_ORGANIZER, 409
 -- PAYMENT_WINDOW_PASSED, INVALID_STATE), then the organizer's PaymentIntent to ask the
 -- provider about (409 PAYMENT_NOT_RECEIVED when the share has none: its creation failed).
+-- The match stays locked while the provider is asked: its word is applied to it as it is.
 CREATE OR REPLACE FUNCTION payment_to_confirm(p_match uuid, p_player uuid,
                                               p_now timestamptz DEFAULT now())
     RETURNS text
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    m match_requests;
+    m match_requests := match_lock(p_match, p_player);
     v_ref text;
 BEGIN
-    SELECT * INTO m FROM match_requests WHERE id = p_match;
-    IF NOT FOUND OR NOT EXISTS (SELECT 1 FROM match_players
-                                 WHERE match_request_id = p_match AND player_id = p_player
-                                   AND left_at IS NULL) THEN
-        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Match request not found.');
-    END IF;
     PERFORM match_pay_check(m, p_player, p_now);
     SELECT p.provider_ref INTO v_ref
       FROM match_players mp
