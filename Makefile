@@ -122,8 +122,8 @@ install:
 # (the OpenAPI document, built by Node from the route tables of cgi-bin/ and openapi/api.mjs,
 # and its page, Swagger UI) needs the renderer, the validators and the headless browser's
 # driver. bench/express/'s, by `make bench`: its reference service (bench/express/server.js).
-# tests/'s, by `make test`: the payment provider's official client, which signs the events of
-# the suite's stand-in provider (tests/stripe-stand-in.mjs) and checks its answers.
+# tests/'s, by `make test` and `make bench`: the payment provider's official client, which
+# signs the events of the stand-in provider (tests/stripe-stand-in.mjs) and checks its answers.
 %/node_modules/.package-lock.json: %/package.json %/package-lock.json
 	@echo "installing: the npm packages of $*/package-lock.json"
 	cd $* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
@@ -293,7 +293,7 @@ reconcile: $(RECONCILE_BIN)
 	@scripts/sweep.sh $(RECONCILE_BIN)
 
 bench: install
-	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES)
+	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES) $(TEST_NODE_MODULES)
 	@BUILD=$(BUILD) bench/run.sh
 
 clean:

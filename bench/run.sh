@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # run.sh: `make bench`. Benchmarks the service as plain CGI and as FastCGI against a trivial
 # C CGI measured in the same rounds, on two generated data sets, measures in the same rounds
-# what the fair-use checks cost on the create and join paths, and writes bench/results.md.
+# what the fair-use checks cost on the create and join paths and what taking each share
+# through the payment provider costs them (a local stand-in of Stripe's API,
+# tests/stripe-stand-in.mjs, its own time shown apart), and writes bench/results.md.
 # How to read the results and the method: bench/README.md.
 #
 # Everything listens on 127.0.0.1 or a Unix socket under bench/work/, every load is bounded
@@ -41,7 +43,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots slots_many owner search_small search_city search_many open_city create create_kept join create_checks join_checks"
+CASES="trivial health slots slots_many owner search_small search_city search_many open_city create create_kept join create_checks join_checks create_stripe join_stripe"
 # what the reference service serves (bench/express/server.js); its other cases are not run
 EXPRESS_CASES="trivial health slots slots_many owner search_small search_city search_many"
 # served MODE CASE: whether the mode has the case
@@ -74,6 +76,8 @@ label[create_kept]="POST /api/match/requests (new slot each, in the kept 14 days
 label[join]="POST /api/match/join/{token} (new match each; checks off)"
 label[create_checks]="POST /api/match/requests (new slot each; checks on)"
 label[join_checks]="POST /api/match/join/{token} (new match each; checks on)"
+label[create_stripe]="POST /api/match/requests (new slot each; checks off; PAYMENT_PROVIDER=stripe)"
+label[join_stripe]="POST /api/match/join/{token} (new match each; checks off; PAYMENT_PROVIDER=stripe)"
 prog[health]=health.cgi
 prog[slots]=public.cgi
 prog[slots_many]=public.cgi
@@ -87,6 +91,8 @@ prog[create_kept]=requests.cgi
 prog[join]=invitations.cgi
 prog[create_checks]=requests.cgi
 prog[join_checks]=invitations.cgi
+prog[create_stripe]=requests.cgi
+prog[join_stripe]=invitations.cgi
 
 # Fair-use settings of the service Apaches. "checks off": what the code allows closest to no
 # checks (MAX_UNPAID_HOLDS takes 1..1000; the hold count and the lock of the player's row run
@@ -98,6 +104,11 @@ checks_on=(MAX_UNPAID_HOLDS=1000 WRITE_BUDGET_PER_MINUTE=1000000 WRITE_BUDGET_BU
 # maxUpcomingPerPlayer, maxPerPlayerPerDay, maxPerPlayerPerWeek, bookingWindowDays,
 # minNoticeMinutes: the largest the API takes, and the smallest notice
 rules_values="1000, 1000, 1000, 366, 1"
+# The payment provider of the *_stripe cases (a fourth Apache, on CITY, checks off): the
+# suite's stand-in of Stripe's API on 127.0.0.1, which answers at once and sends no webhook
+# (its events are kept); each create and join there makes a PaymentIntent through it.
+stand=$work/stripe
+stripe_key=sk_test_bench
 rules_text="maxUpcomingPerPlayer 1000, maxPerPlayerPerDay 1000, maxPerPlayerPerWeek 1000"
 rules_text+=", bookingWindowDays 366, minNoticeMinutes 1"
 # players with a token of their own for the creates, and as many for the joins
@@ -167,8 +178,39 @@ express_stop() {
 	pid_stop "$work/express-small.pid"
 }
 
+# stand_in_start / stand_in_stop: the payment provider's stand-in, its port in $stand/port
+stand_in_start() {
+	local deadline=$((SECONDS + 20))
+	rm -rf "$stand"
+	mkdir -p "$stand"
+	echo "$stripe_key" >"$stand/secret-key"
+	env -i PATH="$PATH" HOME="${HOME:-/}" node "$root/tests/stripe-stand-in.mjs" "$stand" \
+		>"$work/stand-in.log" 2>&1 &
+	echo $! >"$work/stand-in.pid"
+	until [ -s "$stand/port" ]; do
+		if ! kill -0 "$(cat "$work/stand-in.pid")" 2>/dev/null || [ $SECONDS -ge $deadline ]; then
+			cat "$work/stand-in.log" >&2
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+stand_in_stop() { pid_stop "$work/stand-in.pid"; }
+# stand_in_jiffies: the stand-in's CPU so far (user + system), in clock ticks
+stand_in_jiffies() {
+	local f
+	if [ -f "$work/stand-in.pid" ] && f=$(cat "/proc/$(cat "$work/stand-in.pid")/stat" 2>/dev/null); then
+		f=${f##*) }	# the fields after the command's name
+		awk '{ print $12 + $13 }' <<<"$f"
+	else
+		echo 0
+	fi
+}
+
 stop_all() {
 	express_stop
+	stand_in_stop
+	"$root/scripts/stack.sh" stop-apache "$state/stripe" >/dev/null 2>&1 || true
 	"$root/scripts/stack.sh" stop-apache "$state/small" >/dev/null 2>&1 || true
 	"$root/scripts/stack.sh" stop-apache "$state/checks" >/dev/null 2>&1 || true
 	pid_stop "$tstate/run/httpd.pid"
@@ -215,6 +257,10 @@ checks_port=$(free_port)
 while [[ " $city_port $small_port $trivial_port " == *" $checks_port "* ]]; do
 	checks_port=$(free_port)
 done
+stripe_port=$(free_port)
+while [[ " $city_port $small_port $trivial_port $checks_port " == *" $stripe_port "* ]]; do
+	stripe_port=$(free_port)
+done
 
 log "starting PostgreSQL and Apache (cgi) under $state"
 # a buffer pool of about the size of CITY's database (1.2 GB loaded), as an operator sizes a
@@ -222,6 +268,10 @@ log "starting PostgreSQL and Apache (cgi) under $state"
 # search far from the last one read their pages again from the kernel's cache
 PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB} "$root/scripts/stack.sh" start "$state" "$city_port" cgi "$build" >"$work/stack.log" 2>&1 ||
 	{ cat "$work/stack.log" >&2; exit 1; }
+if [[ " $cases " == *_stripe* ]]; then
+	log "starting the payment provider's stand-in (tests/stripe-stand-in.mjs)"
+	stand_in_start
+fi
 # shellcheck disable=SC1091
 . "$state/env"
 pg_admin="host=$state/pgsock port=5432 user=postgres"
@@ -336,8 +386,10 @@ case_url() {
 	open_city) echo "http://127.0.0.1:$city_port/api/match/open?lat=$centre_lat&lng=$centre_lng&date=$search_date&limit=20" ;;
 	create | create_kept) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
 	create_checks) echo "http://127.0.0.1:$checks_port/api/match/requests" ;;
+	create_stripe) echo "http://127.0.0.1:$stripe_port/api/match/requests" ;;
 	join) echo "http://127.0.0.1:$city_port/api/match/join/" ;;
 	join_checks) echo "http://127.0.0.1:$checks_port/api/match/join/" ;;
+	join_stripe) echo "http://127.0.0.1:$stripe_port/api/match/join/" ;;
 	esac
 }
 # the token of the probe and the other fixed-token runs; create.lua and join.lua give every
@@ -346,8 +398,8 @@ case_token() {
 	case $1 in
 	owner) echo "$owner_token" ;;
 	search_small | search_city | search_many | open_city) echo "$player_token" ;;
-	create | create_kept | create_checks) head -n 1 "$work/creators.tokens" ;;
-	join | join_checks) head -n 1 "$work/joiners.tokens" ;;
+	create | create_kept | create_checks | create_stripe) head -n 1 "$work/creators.tokens" ;;
+	join | join_checks | join_stripe) head -n 1 "$work/joiners.tokens" ;;
 	esac
 }
 
@@ -382,7 +434,7 @@ rules_for() {
 undo_writes() {
 	local n
 	case $1 in
-	create | create_kept | create_checks)
+	create | create_kept | create_checks | create_stripe)
 		asql -v ids="$creators_sql" <<-'SQL' >/dev/null
 		BEGIN;
 		SET LOCAL session_replication_role = replica;
@@ -409,7 +461,7 @@ undo_writes() {
 		SQL
 		tidy "match_requests, match_players, payments, match_status_changes"
 		;;
-	join | join_checks)
+	join | join_checks | join_stripe)
 		n=$(asql -v ids="$joiners_sql" <<-'SQL'
 		BEGIN;
 		SET LOCAL session_replication_role = replica;
@@ -464,7 +516,7 @@ probe() {
 	url=$(case_url "$c")
 	rules_for "$c"
 	case $c in
-	create | create_kept | create_checks)
+	create | create_kept | create_checks | create_stripe)
 		local d id dur ids=$work/create-ids.txt
 		if [ "$c" = create_kept ]; then
 			d=$kept_date ids=$work/create-kept-ids.txt
@@ -478,7 +530,7 @@ probe() {
 			'{resourceId: $id, bookingDate: $d, startTime: "08:00:00", slotDurationMinutes: $dur,
 			  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: $lat, searchLng: $lng}')")
 		;;
-	join | join_checks)
+	join | join_checks | join_stripe)
 		url=$url$(head -n 1 "$work/join-matches.txt")
 		args+=(-X POST -H 'Content-Type: application/json' --data '{"team":"TEAM_B"}')
 		;;
@@ -540,15 +592,16 @@ search_env() {
 }
 
 # run_case CASE SECONDS OUTFILE: one bounded wrk run of the case. The CPU seconds the whole
-# machine and wrk spent during it go to OUTFILE with .cpu for .txt (cpu_per_req): wrk runs
-# alone in a subshell, whose `times` then gives the CPU of its children (timeout and wrk)
+# machine, wrk and the payment provider's stand-in spent during it go to OUTFILE with .cpu for
+# .txt (cpu_per_req): wrk runs alone in a subshell, whose `times` then gives the CPU of its
+# children (timeout and wrk); the stand-in's own times per request to .provider
 run_case() {
-	local c=$1 d=$2 out=$3 tok url envs=() busy b0 wrk_times
+	local c=$1 d=$2 out=$3 tok url envs=() busy b0 wrk_times s0 s1 t0
 	local args=(-t"$threads" -c"$conns" -d"${d}s" --latency --timeout 10s)
 	rules_for "$c"
 	url=$(case_url "$c")
 	case $c in
-	create | create_checks)
+	create | create_checks | create_stripe)
 		args+=(-s "$bench/create.lua")
 		envs=("BENCH_CREATE_IDS=$work/create-ids.txt" "BENCH_CREATE_DATE=$(madrid_date $create_day)"
 			"BENCH_CREATE_TOKENS=$work/creators.tokens" "BENCH_CREATE_THREADS=$threads"
@@ -569,7 +622,7 @@ run_case() {
 		args+=(-s "$bench/search.lua" -H "Authorization: Bearer $(case_token "$c")")
 		search_env "$threads"
 		;;
-	join | join_checks)
+	join | join_checks | join_stripe)
 		args+=(-s "$bench/join.lua")
 		envs=("BENCH_JOIN_MATCHES=$work/join-matches.txt" "BENCH_JOIN_TOKENS=$work/joiners.tokens"
 			"BENCH_JOIN_SHIFT=$join_shift" "BENCH_JOIN_THREADS=$threads")
@@ -579,24 +632,38 @@ run_case() {
 		[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
 		;;
 	esac
+	t0=$(wc -l <"$stand/timings" 2>/dev/null || echo 0)
+	s0=$(stand_in_jiffies)
 	busy_jiffies
 	b0=$busy
 	wrk_times=$(env "${envs[@]}" timeout $((d + 30)) wrk "${args[@]}" "$url" >"$out" 2>&1 || true
 		times)
 	busy_jiffies
+	s1=$(stand_in_jiffies)
 	# `times`: "0m0.004s 0m0.001s" (the subshell) then the same for its children, user and system
-	printf '%s\n' "$wrk_times" | awk -v b0="$b0" -v b1="$busy" -v hz="$clk_tck" '
+	printf '%s\n' "$wrk_times" | awk -v b0="$b0" -v b1="$busy" -v s0="$s0" -v s1="$s1" -v hz="$clk_tck" '
 		function sec(v) { gsub(",", ".", v); split(v, t, "m"); return t[1] * 60 + t[2] }
 		NR == 2 { w = sec($1) + sec($2) }
-		END { printf "%.3f %.3f\n", (b1 - b0) / hz, w }' >"${out%.txt}.cpu"
+		END { printf "%.3f %.3f %.3f\n", (b1 - b0) / hz, w, (s1 - s0) / hz }' >"${out%.txt}.cpu"
+	tail -n +$((t0 + 1)) "$stand/timings" 2>/dev/null >"${out%.txt}.provider" || : >"${out%.txt}.provider"
 }
 
 # cpu_per_req OUTFILE: ms of CPU per request of a wrk run: the whole machine's CPU during the
-# run minus wrk's own, over the requests wrk completed; - when it completed none
+# run minus wrk's own and the payment provider's stand-in's, over the requests wrk completed;
+# - when it completed none. provider_per_req OUTFILE: the stand-in's, and the p99 of its own
+# time per call (ms), as "cpu p99", or "- -".
 cpu_per_req() {
-	awk 'FNR == NR { m = $1; w = $2; next }
+	awk 'FNR == NR { m = $1; w = $2; s = $3; next }
 		/ requests in / { n = $1 }
-		END { if (n > 0) printf "%.4f\n", (m - w) * 1000 / n; else print "-" }' "${1%.txt}.cpu" "$1"
+		END { if (n > 0) printf "%.4f\n", (m - w - s) * 1000 / n; else print "-" }' "${1%.txt}.cpu" "$1"
+}
+provider_per_req() {
+	local p99
+	p99=$(sort -g "${1%.txt}.provider" | awk '{ v[NR] = $1 } END { if (NR > 0) print v[int(NR * 0.99 + 0.999999)]; }')
+	awk -v p99="${p99:--}" 'FNR == NR { s = $3; next }
+		/ requests in / { n = $1 }
+		END { if (n > 0 && p99 != "-") printf "%.4f %s\n", s * 1000 / n, p99; else print "- -" }' \
+		"${1%.txt}.cpu" "$1"
 }
 
 # settle: after a wrk run, waits (at most 60 s) until no statement of the service runs any
@@ -641,6 +708,7 @@ apache_mode() {
 	"$stack" stop-apache "$state"
 	"$stack" stop-apache "$state/small"
 	"$stack" stop-apache "$state/checks"
+	"$stack" stop-apache "$state/stripe"
 	if [ "$mode" = express ]; then
 		express_start
 		return
@@ -658,12 +726,18 @@ apache_mode() {
 			"$stack" apache "$state/small" "$small_port" "$mode" "$build"
 		env "${checks_on[@]}" "${pgb[@]}" \
 			"$stack" apache "$state/checks" "$checks_port" "$mode" "$build"
+		if [[ " $cases " == *_stripe* ]]; then
+			env "${checks_off[@]}" "${pgb[@]}" PAYMENT_PROVIDER=stripe \
+				STRIPE_SECRET_KEY=$stripe_key STRIPE_WEBHOOK_SECRET=whsec_bench \
+				STRIPE_API_BASE="http://127.0.0.1:$(cat "$stand/port")" \
+				"$stack" apache "$state/stripe" "$stripe_port" "$mode" "$build"
+		fi
 	) >"$work/apache-$mode.log" 2>&1 || { cat "$work/apache-$mode.log" >&2; return 1; }
 }
 
 # round_cases ROUND: the cases of a round in their order. Odd rounds run a case with the
-# checks off before its checks-on twin, even rounds after it, so that neither always follows
-# the other.
+# checks off (and without a provider) before its checks-on and its stripe twins, even rounds
+# after them, so that neither always follows the other.
 round_cases() {
 	local c first=() last=()
 	if [ $(($1 % 2)) = 1 ]; then
@@ -671,7 +745,11 @@ round_cases() {
 		return
 	fi
 	for c in $cases; do
-		if [[ " $cases " == *" ${c}_checks "* ]]; then last+=("$c"); else first+=("$c"); fi
+		if [[ " $cases " == *" ${c}_checks "* || " $cases " == *" ${c}_stripe "* ]]; then
+			last+=("$c")
+		else
+			first+=("$c")
+		fi
 	done
 	echo "${first[*]} ${last[*]}"
 }
@@ -709,7 +787,7 @@ for mode in $modes; do
 			finish_run "$c"
 			if line=$(parse_wrk "$out"); then
 				cpu=$(cpu_per_req "$out")
-				echo "$mode $round $c $line $cpu" >>"$runs"
+				echo "$mode $round $c $line $cpu $(provider_per_req "$out")" >>"$runs"
 				rps=${line%% *}
 				[ "$c" = trivial ] && floor_rps=$rps
 				log "$mode round $round $c: $rps req/s, p50/p99 $(echo "$line" | awk '{ print $2 "/" $3 }') ms," \
@@ -914,7 +992,8 @@ target_of() {
 	pool.create) echo "|25||every request 2xx, p99 < 25 ms" ;;
 	pool.search_city) echo "||10|p50 < 10 ms" ;;
 	cgi-pgbouncer.slots) echo "0.25|||>= 0.25x" ;;
-	*.create | *.create_kept | *.join | *.create_checks | *.join_checks) echo "|||every request 2xx" ;;
+	*.create | *.create_kept | *.join | *.create_checks | *.join_checks | *.create_stripe | *.join_stripe)
+		echo "|||every request 2xx" ;;
 	*) echo "|||-" ;;
 	esac
 }
@@ -1027,6 +1106,34 @@ other=$work/other.md
 			echo "| $c: p50 checks on - off ($mode; $(ms_unit "$pon") on," \
 				"$(ms_unit "$poff") off) |" \
 				"$(awk -v v="$d" 'BEGIN { printf "%+.2f ms", v }') | - | - |"
+		done
+	done
+	# what taking each share through the payment provider costs each path: with the stand-in of
+	# Stripe's API against none, in the same rounds; the stand-in's own CPU and its own time
+	# per call apart (the CPU per request of the table is the service's, the stand-in's taken
+	# out)
+	for mode in $modes; do
+		served "$mode" create || continue
+		for c in create join; do
+			st=${c}_stripe
+			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$st" 4)" ]; then
+				[[ " $cases " == *" $st "* ]] && echo "| $c: PAYMENT_PROVIDER=stripe / none" \
+					"($mode) | n/a (not measured) | - | - |"
+				continue
+			fi
+			echo "| $c: req/s stripe / none ($mode) | $(fmt "$(pair_med "$mode" "$st" "$c" 4 /)" 3)x | - | - |"
+			echo "| $c: p99 stripe / none ($mode; $(ms_unit "$(col "$mode" "$st" 6 | median)")" \
+				"with, $(ms_unit "$(col "$mode" "$c" 6 | median)") without) |" \
+				"$(fmt "$(pair_med "$mode" "$st" "$c" 6 /)" 2)x | - | - |"
+			d=$(pair_med "$mode" "$st" "$c" 9 -)
+			[ -n "$d" ] && echo "| $c: the service's CPU per request, stripe - none ($mode) |" \
+				"$(awk -v v="$d" 'BEGIN { printf "%+.3f ms", v }') | - | - |"
+			v=$(col "$mode" "$st" 10 | awk '$1 != "-"' | median)
+			[ -n "$v" ] && echo "| $c: the provider stand-in's own CPU per request ($mode) |" \
+				"$(fmt "$v" 3) ms | - | - |"
+			v=$(col "$mode" "$st" 11 | awk '$1 != "-"' | median)
+			[ -n "$v" ] && echo "| $c: the provider stand-in's own time per call, p99 ($mode) |" \
+				"$(ms_unit "$v") | - | - |"
 		done
 	done
 	if [ ! -x "$build/cron/sweep" ]; then

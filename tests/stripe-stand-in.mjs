@@ -19,7 +19,8 @@
 // Written: DIR/requests.jsonl, one line per /v1 request {method, path, query, idempotencyKey,
 // authOk, params} (query and params decoded into nested objects, as Stripe reads them), and
 // DIR/deliveries.jsonl, one line per webhook POST {eventId, type, status} (the receiver's
-// status, 0 for none within 10 s).
+// status, 0 for none within 10 s), and DIR/timings, one line per /v1 request answered: the
+// milliseconds from its body read to its answer written (make bench shows them apart).
 //
 // The API:
 //   POST /v1/payment_intents               payment_intent.created
@@ -914,6 +915,7 @@ function authFailure(key) {
 }
 
 async function api(req, res, url, body, started) {
+	const t0 = process.hrtime.bigint();
 	const requestId = newRequestId();
 	const method = req.method;
 	const path = url.pathname;
@@ -983,6 +985,8 @@ async function api(req, res, url, body, started) {
 	if (mode === 'slow')
 		await sleep(started + SLOW_MS - Date.now());
 	send(res, status, out, requestId, headers);
+	// the stand-in's own time for the request, its body read to its answer written
+	appendFileSync(`${dir}/timings`, `${(Number(process.hrtime.bigint() - t0) / 1e6).toFixed(3)}\n`);
 }
 
 // ---- the test-only routes --------------------------------------------------------------------
