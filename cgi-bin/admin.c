@@ -9,6 +9,8 @@
  *   reactivate  SUSPENDED (by anyone) -> ACTIVE
  * Each is one guarded UPDATE; when it changes nothing the same statement tells an unknown id
  * (404) from a wrong state (409 INVALID_STATE). */
+#include <string.h>
+
 #include <libpq-fe.h>
 
 #include "arena.h"
@@ -281,6 +283,27 @@ payments_list(struct req *r)
 	    status, kind);
 }
 
+/* POST /api/admin/payments/{paymentId}/resolve {"note"}: 200 with the ledger row, its open
+ * issues settled by the caller with that note (what was done: a refund paid back at the
+ * desk, money returned from the provider's dashboard), so that they are no longer
+ * differences; 400 missing or blank note; 401; 403; 404; 409 NO_OPEN_ISSUE. */
+static void
+payment_resolve(struct req *r)
+{
+	const char *note = NULL;
+	PGresult *res;
+
+	if (body_string(r, "note", IN_REQUIRED | IN_NOT_BLANK, &note) && strlen(note) > 2000)
+		problem_field(r, "note", "must be at most 2000 bytes");
+	if (problem_fields_or_send(r) != 0 || sql_begin(r) != 0 ||
+	    sql_query(r, "SELECT payment_issues_resolve($1::uuid, $2::uuid, $3)",
+	    req_param(r, "paymentId"), r->user_id, note) == NULL ||
+	    (res = sql_query(r, "SELECT json_payment(p) FROM payments p WHERE p.id = $1::uuid",
+	    req_param(r, "paymentId"))) == NULL)
+		return;
+	sql_commit_and_send(r, 200, db_value(res, 0, 0));
+}
+
 static const struct route routes[] = {
 	{ "GET", "/api/admin/venues", venues_list, AUTH_ADMIN, BODY_NONE },
 	{ "GET", "/api/admin/venues/{venueId}", venue_get, AUTH_ADMIN, BODY_NONE },
@@ -300,6 +323,8 @@ static const struct route routes[] = {
 	{ "PATCH", "/api/admin/resources/{resourceId}/reactivate", resource_reactivate,
 	  AUTH_ADMIN, BODY_NONE },
 	{ "GET", "/api/admin/payments", payments_list, AUTH_ADMIN, BODY_NONE },
+	{ "POST", "/api/admin/payments/{paymentId}/resolve", payment_resolve, AUTH_ADMIN,
+	  BODY_JSON },
 };
 
 int

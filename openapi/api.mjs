@@ -234,6 +234,8 @@ export const schemas = {
 				detail: { type: 'object', description: 'What the provider said, and what the ledger expected.' },
 				createdAt: timestamp,
 				resolvedAt: nullable({ ...timestamp }),
+				resolvedBy: nullable({ ...uuid, description: 'The administrator who settled it.' }),
+				resolution: nullable({ type: 'string', description: 'What was done about it.' }),
 			}),
 		},
 	}),
@@ -402,6 +404,7 @@ export const schemas = {
 		readAt: nullable({ ...timestamp }),
 	}),
 	RejectInput: object({ reason: text }, undefined, { additionalProperties: true }),
+	ResolveInput: object({ note: { type: 'string', minLength: 1, maxLength: 2000, description: 'What was done about it: how the money was paid back or returned.' } }, undefined, { additionalProperties: true }),
 	Health: object({ status: enumOf('UP', 'DOWN') }),
 	Info: object({
 		name: { type: 'string' },
@@ -546,6 +549,12 @@ export const routes = {
 			...paging,
 		],
 		ok: { 200: page('Payment') },
+	},
+	'POST /api/admin/payments/{paymentId}/resolve': {
+		tag: 'admin', summary: 'Settle the open issues of a ledger row, saying what was done',
+		description: 'For a FAILED refund once it is paid back by other means, or an AMOUNT_MISMATCH or UNKNOWN_CHARGE once the money is returned from the provider\'s dashboard: its issues are resolved by the caller with the note, and `make reconcile` no longer prints them. The row\'s status does not change.',
+		body: 'ResolveInput', ok: { 200: { schema: ref('Payment') } },
+		problems: { 404: ['NOT_FOUND'], 409: ['NO_OPEN_ISSUE'] },
 	},
 	'GET /api/admin/venues': {
 		tag: 'admin', summary: 'Venues of any owner, oldest first', query: [statusFilter, ...paging],

@@ -76,7 +76,10 @@ CREATE TABLE payment_issues (
     kind        text NOT NULL CHECK (kind IN ('AMOUNT_MISMATCH', 'REFUND_FAILED', 'UNKNOWN_CHARGE')),
     detail      jsonb NOT NULL,
     created_at  timestamptz NOT NULL,
-    resolved_at timestamptz
+    resolved_at timestamptz,
+    resolved_by uuid REFERENCES users (id),
+    resolution  text,
+    CHECK ((resolved_at IS NULL) = (resolution IS NULL))
 );
 COMMENT ON TABLE payment_issues IS
     'What an administrator must look at: money at the provider that the ledger does not match.';
@@ -84,6 +87,8 @@ COMMENT ON COLUMN payment_issues.kind IS
     'AMOUNT_MISMATCH (a payment of another amount or currency than the share), REFUND_FAILED, UNKNOWN_CHARGE.';
 COMMENT ON COLUMN payment_issues.detail IS 'What the provider said, and what the ledger expected.';
 COMMENT ON COLUMN payment_issues.resolved_at IS 'When an administrator settled it; NULL while open.';
+COMMENT ON COLUMN payment_issues.resolved_by IS 'The administrator who settled it.';
+COMMENT ON COLUMN payment_issues.resolution IS 'What the administrator did about it, in their words.';
 CREATE INDEX payment_issues_open ON payment_issues (created_at) WHERE resolved_at IS NULL;
 
 -- a match request shown to one of its players carries their own share (myPayment): the two

@@ -562,6 +562,22 @@ join_link() {
 	[ "$(jqr -c 'map(.id)')" = "[\"$PAYMENT\"]" ]
 	req GET "/api/admin/payments?status=LOST" -b "$PAY_URL" -t "$(token admin ADMIN)"
 	expect_problem 400 VALIDATION_FAILED status
+	# paid back at the desk: the administrator settles it, and it is no longer a difference
+	reconcile
+	grep -q "^reconcile: difference REFUND_FAILED: refund $refund of 5.00 EUR was refused by the provider" <<<"$stderr"
+	req POST "/api/admin/payments/$refund/resolve" -b "$PAY_URL" -t "$(token admin ADMIN)" -d '{"note":" "}'
+	expect_problem 400 VALIDATION_FAILED note
+	req POST "/api/admin/payments/$refund/resolve" -b "$PAY_URL" -t "$(token admin ADMIN)" \
+		-d '{"note":"Paid back in cash at the desk, receipt 118"}'
+	expect 200
+	[ "$(jqr -c '[.id, .status] + (.issues | map([.kind, (.resolvedAt != null), .resolvedBy, .resolution])[0])')" = \
+		"[\"$refund\",\"FAILED\",\"REFUND_FAILED\",true,\"$(user_id admin)\",\"Paid back in cash at the desk, receipt 118\"]" ]
+	req POST "/api/admin/payments/$refund/resolve" -b "$PAY_URL" -t "$(token admin ADMIN)" -d '{"note":"again"}'
+	expect_problem 409 NO_OPEN_ISSUE
+	req POST "/api/admin/payments/$MATCH/resolve" -b "$PAY_URL" -t "$(token admin ADMIN)" -d '{"note":"x"}'
+	expect_problem 404 NOT_FOUND
+	reconcile
+	[[ $stderr != *"difference REFUND_FAILED"* ]]
 	# nothing is sent again for it
 	sweep
 	[ "$(requests_to '^/v1/refunds$' | wc -l)" = 1 ]

@@ -249,7 +249,9 @@ BEGIN
         'issues', COALESCE((SELECT json_agg(json_build_object(
                                 'kind', i.kind, 'detail', i.detail,
                                 'createdAt', api_ts(i.created_at),
-                                'resolvedAt', api_ts(i.resolved_at)) ORDER BY i.created_at, i.id)
+                                'resolvedAt', api_ts(i.resolved_at),
+                                'resolvedBy', i.resolved_by,
+                                'resolution', i.resolution) ORDER BY i.created_at, i.id)
                               FROM payment_issues i WHERE i.payment_id = p.id), '[]'))
       INTO row;
     RETURN row;

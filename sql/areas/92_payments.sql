@@ -465,3 +465,30 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION payment_issues_open() IS
     'The unsettled differences between the ledger and the provider, a line each, oldest first.';
+
+-- An administrator settles the open issues of ledger row p_payment (a refund paid back by
+-- other means, money returned at the provider's dashboard), saying what was done: they are
+-- no longer differences. 404 NOT_FOUND for an unknown row; 409 NO_OPEN_ISSUE when it has
+-- none open. Returns how many were settled.
+CREATE OR REPLACE FUNCTION payment_issues_resolve(p_payment uuid, p_admin uuid, p_note text,
+                                                  p_now timestamptz DEFAULT now())
+    RETURNS integer
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_count integer;
+BEGIN
+    PERFORM 1 FROM payments WHERE id = p_payment FOR UPDATE;
+    IF NOT FOUND THEN
+        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Payment not found.');
+    END IF;
+    UPDATE payment_issues SET resolved_at = p_now, resolved_by = p_admin, resolution = p_note
+     WHERE payment_id = p_payment AND resolved_at IS NULL;
+    GET DIAGNOSTICS v_count = ROW_COUNT;
+    IF v_count = 0 THEN
+        PERFORM lifecycle_fail(409, 'NO_OPEN_ISSUE', 'This payment has no open issue to settle.');
+    END IF;
+    RETURN v_count;
+END $$;
+COMMENT ON FUNCTION payment_issues_resolve(uuid, uuid, text, timestamptz) IS
+    'An administrator settles the open issues of a ledger row, saying what was done.';
