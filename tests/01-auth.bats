@@ -374,17 +374,18 @@ expect_invalid_token() {
 }
 
 @test "make token TTL= sets how long the token lasts; a TTL that is not seconds is refused" {
-	tok=$(make -s -C "$COURTS_ROOT" token BUILD="$COURTS_BUILD" SUB="$ALICE" ROLES=OWNER TTL=2 \
+	# the build directory as make takes it, relative to a checkout whose path has a space
+	tok=$(make -s -C "$COURTS_ROOT" token BUILD="$(make_build)" SUB="$ALICE" ROLES=OWNER TTL=2 \
 		JWT_PRIVATE_KEY_FILE="$JWT_PRIVATE_KEY_FILE")
 	claims=$(cut -d. -f2 <<<"$tok" | tr '_-' '/+' | base64 -d 2>/dev/null || true)
 	[ "$(jq '.exp - .iat' <<<"$claims")" = 2 ]
 	req GET $PROTECTED -t "$tok"
 	expect 200
-	run make -s -C "$COURTS_ROOT" token BUILD="$COURTS_BUILD" TTL=1h \
+	run make -s -C "$COURTS_ROOT" token BUILD="$(make_build)" TTL=1h \
 		JWT_PRIVATE_KEY_FILE="$JWT_PRIVATE_KEY_FILE"
 	[ "$status" -ne 0 ]
 	[[ $output == *"TTL=1h is not a number of seconds"* ]]
 	# without TTL, an hour
-	tok=$(make -s -C "$COURTS_ROOT" token BUILD="$COURTS_BUILD" JWT_PRIVATE_KEY_FILE="$JWT_PRIVATE_KEY_FILE")
+	tok=$(make -s -C "$COURTS_ROOT" token BUILD="$(make_build)" JWT_PRIVATE_KEY_FILE="$JWT_PRIVATE_KEY_FILE")
 	[ "$(cut -d. -f2 <<<"$tok" | tr '_-' '/+' | base64 -d 2>/dev/null | jq '.exp - .iat' || true)" = 3600 ]
 }
