@@ -274,7 +274,8 @@ run: install
 
 # all three modes unless MODE is given on the command line
 test: install
-	@$(MAKE) --no-print-directory build fuzz-build $(TEST_NODE_MODULES)
+	@$(MAKE) --no-print-directory build fuzz-build
+	@$(MAKE) --no-print-directory -s $(TEST_NODE_MODULES)
 	@BUILD=$(BUILD) FUZZ_RUNS=$(FUZZ_RUNS) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi pool)" \
 		scripts/test.sh $(TESTS)
 
@@ -293,7 +294,8 @@ reconcile: $(RECONCILE_BIN)
 	@scripts/sweep.sh $(RECONCILE_BIN)
 
 bench: install
-	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES) $(TEST_NODE_MODULES)
+	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES)
+	@$(MAKE) --no-print-directory -s $(TEST_NODE_MODULES)
 	@BUILD=$(BUILD) bench/run.sh
 
 clean:
