@@ -7,13 +7,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
 #include "http.h"
-#include "input.h"
 #include "payment.h"
 #include "problem.h"
 #include "sql.h"
-#include "valid.h"
 
 /* POST /api/payments/stripe/webhook: 200 {"received": true, "outcome"} once the event is
  * applied (or was: outcome DUPLICATE); 400 INVALID_SIGNATURE (Stripe-Signature missing, not
@@ -24,6 +21,7 @@ stripe_webhook(struct req *r)
 {
 	const struct payment_provider *pp = payment_provider();
 	struct payment_event e;
+	struct payment_args args;
 	char why[256], answer[128];
 	PGresult *res;
 
@@ -43,16 +41,8 @@ stripe_webhook(struct req *r)
 		return;
 	}
 	sql_begin_one(r);
-	res = sql_query(r,
-	    "SELECT payment_event_apply($1, $2, $3, $4, $5::uuid, $6, $7::bigint, $8, $9, $10::int)",
-	    pp->name, e.id, e.type, *e.object.id != '\0' ? e.object.id : NULL,
-	    valid_uuid(e.object.ledger) ? e.object.ledger : NULL,
-	    *e.object.status != '\0' ? e.object.status : NULL,
-	    e.object.amount >= 0 ? input_fmt_long(r, e.object.amount) : NULL,
-	    *e.object.currency != '\0' ? e.object.currency : NULL,
-	    *e.object.reason != '\0' ? e.object.reason : NULL,
-	    input_fmt_long(r, config_get()->min_reliability));
-	if (res == NULL)
+	payment_event_args(pp, &e, &args);
+	if ((res = sql_query_n(r, PAYMENT_EVENT_APPLY, args.n, args.v)) == NULL)
 		return;
 	snprintf(answer, sizeof answer, "{\"received\":true,\"outcome\":\"%s\"}", db_value(res, 0, 0));
 	sql_commit_and_send(r, 200, answer);

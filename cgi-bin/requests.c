@@ -214,7 +214,8 @@ request_confirm_payment(struct req *r)
 	const char *id = req_param(r, "id");
 	const struct payment_provider *pp = payment_provider();
 	struct payment_object o;
-	const char *outcome, *apply[6];
+	struct payment_args apply;
+	const char *outcome;
 	PGresult *res;
 
 	if (sql_begin(r) != 0)
@@ -244,15 +245,8 @@ request_confirm_payment(struct req *r)
 		share_provider_down(r, &o);
 		return;
 	}
-	apply[0] = pp->name;
-	apply[1] = o.id;
-	apply[2] = o.status;
-	apply[3] = o.amount >= 0 ? input_fmt_long(r, o.amount) : NULL;
-	apply[4] = o.currency;
-	apply[5] = input_fmt_long(r, config_get()->min_reliability);
-	res = sql_query_n(r, "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int)",
-	    6, apply);
-	if (res == NULL)
+	payment_intent_args(pp, &o, &apply);
+	if ((res = sql_query_n(r, PAYMENT_INTENT_APPLY, apply.n, apply.v)) == NULL)
 		return;
 	outcome = db_value(res, 0, 0);
 	if (strcmp(outcome, "PAID") == 0 || strcmp(outcome, "ALREADY_PAID") == 0) {
@@ -264,8 +258,7 @@ request_confirm_payment(struct req *r)
 		 * that outlives the refusal; should that fail, the webhook or the sweeper's
 		 * reconciliation applies it */
 		db_end(r->db);
-		(void)sql_try_n(r, "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int)",
-		    6, apply);
+		(void)sql_try_n(r, PAYMENT_INTENT_APPLY, apply.n, apply.v);
 	}
 	problem_send(r, 409, strcmp(outcome, "LATE_PAYMENT") == 0 ? "PAYMENT_WINDOW_PASSED" :
 	    "PAYMENT_NOT_RECEIVED",

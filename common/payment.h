@@ -68,6 +68,27 @@ struct payment_provider {
 	    struct payment_event *out, int max, int *n, bool *more, char *why, size_t whylen);
 };
 
+/* The statements that apply the provider's word to the ledger (sql/areas/92_payments.sql),
+ * for every program that hears it (the webhook, confirm-payment, the sweeper, the
+ * reconciliation), and their parameters as text, made by the functions below. */
+#define PAYMENT_EVENT_APPLY "SELECT payment_event_apply($1, $2, $3, $4, $5::uuid, $6, " \
+	"$7::bigint, $8, $9, $10::int)"
+#define PAYMENT_INTENT_APPLY "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int)"
+
+struct payment_args {
+	const char	*v[10];
+	int		 n;
+	char		 amount[24], min_reliability[16];
+};
+
+/* PAYMENT_EVENT_APPLY's parameters for event e of provider pp. */
+void payment_event_args(const struct payment_provider *pp, const struct payment_event *e,
+    struct payment_args *a);
+
+/* PAYMENT_INTENT_APPLY's parameters for what pp says of PaymentIntent o. */
+void payment_intent_args(const struct payment_provider *pp, const struct payment_object *o,
+    struct payment_args *a);
+
 /* The configured provider, or NULL for PAYMENT_PROVIDER=none. */
 const struct payment_provider *payment_provider(void);
 

@@ -25,29 +25,20 @@
 #include "db.h"
 #include "log.h"
 #include "payment.h"
-#include "valid.h"
 
 #define PAGE		100
 #define DAYS_DEFAULT	3
 #define DAYS_MAX	30	/* what Stripe keeps */
 
-/* Applies event e; its outcome, or NULL after a database error. */
+/* Applies event e, as its webhook would be; its outcome, or NULL after a database error. */
 static const char *
-apply(struct db *d, const struct payment_provider *pp, const struct payment_event *e,
-    const char *min_reliability)
+apply(struct db *d, const struct payment_provider *pp, const struct payment_event *e)
 {
-	char amount[24];
+	struct payment_args args;
 	PGresult *res;
 
-	snprintf(amount, sizeof amount, "%lld", e->object.amount);
-	res = db_exec(d, "SELECT payment_event_apply($1, $2, $3, $4, $5::uuid, $6, $7::bigint, $8, "
-	    "                           $9, $10::int)",
-	    pp->name, e->id, e->type, *e->object.id != '\0' ? e->object.id : NULL,
-	    valid_uuid(e->object.ledger) ? e->object.ledger : NULL,
-	    *e->object.status != '\0' ? e->object.status : NULL,
-	    e->object.amount >= 0 ? amount : NULL,
-	    *e->object.currency != '\0' ? e->object.currency : NULL,
-	    *e->object.reason != '\0' ? e->object.reason : NULL, min_reliability);
+	payment_event_args(pp, e, &args);
+	res = db_exec_n(d, PAYMENT_EVENT_APPLY, args.n, args.v);
 	return res != NULL ? db_value(res, 0, 0) : NULL;
 }
 
@@ -56,7 +47,7 @@ main(void)
 {
 	const struct payment_provider *pp;
 	static struct payment_event page[PAGE];
-	char after[256] = "", why[256], min_reliability[16];
+	char after[256] = "", why[256];
 	struct timespec start, now;
 	struct arena *a;
 	struct db d;
@@ -75,7 +66,6 @@ main(void)
 		return 1;
 	}
 	db_init(&d, a);
-	snprintf(min_reliability, sizeof min_reliability, "%d", config_get()->min_reliability);
 	since = (long long)time(NULL) -
 	    86400LL * config_env_int("RECONCILE_DAYS", DAYS_DEFAULT, 1, DAYS_MAX);
 	while (more && status == 0) {
@@ -86,7 +76,7 @@ main(void)
 			break;
 		}
 		for (i = 0; i < n && status == 0; i++) {
-			const char *outcome = apply(&d, pp, &page[i], min_reliability);
+			const char *outcome = apply(&d, pp, &page[i]);
 
 			if (outcome == NULL) {
 				log_msg(NULL, "error", "event %s: %s %s", page[i].id, d.err.sqlstate,

@@ -199,8 +199,6 @@ batch_slot_dates(struct db *d, const char *limit, struct counts *c)
 	return count_cell(res, 0) + count_cell(res, 1);
 }
 
-static char min_reliability[16];
-
 /* One call of rule 9 for payments_due's row: a refund sent, or an intent cancelled, and its
  * outcome applied. 1; 0 when the provider could not be reached (the row is tried again
  * later, and so is the rest of the batch); -1 after a database error. */
@@ -211,8 +209,8 @@ provider_call(struct db *d, const struct payment_provider *pp, PGresult *due, in
 	const char *id = db_value(due, row, 0), *kind = db_value(due, row, 1);
 	const char *intent = db_value(due, row, 3);
 	struct payment_object o;
+	struct payment_args args;
 	enum payment_call call;
-	char amount[24];
 
 	if (strcmp(kind, "REFUND") == 0) {
 		call = pp->refund_create(id, intent != NULL ? intent : "",
@@ -240,9 +238,9 @@ provider_call(struct db *d, const struct payment_provider *pp, PGresult *due, in
 	}
 	if (strcmp(o.status, "succeeded") == 0) {
 		/* paid just as the place was freed: a late payment, refunded in full */
-		snprintf(amount, sizeof amount, "%lld", o.amount);
-		return db_exec(d, "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int)",
-		    pp->name, intent, o.status, amount, o.currency, min_reliability) != NULL ? 1 : -1;
+		payment_intent_args(pp, &o, &args);
+		args.v[1] = intent;
+		return db_exec_n(d, PAYMENT_INTENT_APPLY, args.n, args.v) != NULL ? 1 : -1;
 	}
 down:
 	log_msg(NULL, "warning", "payment provider: %s; tried again later", o.why);
@@ -407,7 +405,7 @@ main(void)
 		return 1;
 	}
 	db_init(&d, a);
-	snprintf(min_reliability, sizeof min_reliability, "%d", config_get()->min_reliability);
+	(void)config_get();
 	limit = batch_size();
 	for (i = 0; i < sizeof rules / sizeof rules[0]; i++)
 		if (rule_run(&d, &rules[i], limit, &total) != 0) {

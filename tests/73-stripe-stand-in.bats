@@ -35,10 +35,7 @@ teardown() {
 # own); STARTED_URL is its base URL once it has written DIR/port (at most 10 s)
 stand_in_start() {
 	local i
-	# clean_node's environment (tests/test_helper.bash), in a process of its own whose PID
-	# is the one stopped
-	(cd / && exec env -i PATH="$PATH" HOME="${HOME:-/}" TMPDIR="${TMPDIR:-/tmp}" \
-		node "$1" "$2") >"$2/out.log" 2>&1 3>&- &
+	(cd / && exec "${CLEAN_ENV[@]}" node "$1" "$2") >"$2/out.log" 2>&1 3>&- &
 	echo $! >"$2/pid"
 	for i in $(seq 1 200); do
 		[ ! -s "$2/port" ] || break

@@ -20,9 +20,8 @@ setup_file() {
 	mkdir -p "$STAND"
 	echo "$KEY" >"$STAND/secret-key"
 	echo "$SECRET" >"$STAND/webhook-secret"
-	# its own process, its PID the one stopped (clean_node's environment: tests/test_helper.bash)
-	(exec env -i PATH="$PATH" HOME="${HOME:-/}" TMPDIR="${TMPDIR:-/tmp}" \
-		node "$COURTS_ROOT/tests/stripe-stand-in.mjs" "$STAND") >"$STAND/log" 2>&1 3>&- &
+	(exec "${CLEAN_ENV[@]}" node "$COURTS_ROOT/tests/stripe-stand-in.mjs" "$STAND") \
+		>"$STAND/log" 2>&1 3>&- &
 	echo $! >"$STAND/pid"
 	for _ in $(seq 1 100); do
 		[ -s "$STAND/port" ] && break

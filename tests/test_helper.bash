@@ -1,6 +1,10 @@
 # Shared helpers for the bats files: HTTP calls, tokens, SQL, fixtures.
 # Load with `load test_helper` at the top of each file.
 
+# the scripts' own helpers (free_port, the users the servers run as): one copy for both
+# shellcheck source=scripts/lib.sh
+. "$BATS_TEST_DIRNAME/../scripts/lib.sh"
+
 # Debian's PATH for users other than root (/etc/profile): no /usr/sbin, where apache2 lives
 DEBIAN_USER_PATH=/usr/local/bin:/usr/bin:/bin:/usr/local/games:/usr/games
 # and root's
@@ -321,11 +325,15 @@ local_date() {
 	TZ=Europe/Madrid date -d "+${1:-0} days" +%F
 }
 
-# clean_node ARGS...: node with no variables but PATH, HOME and TMPDIR, for the stand-ins and
-# their checks: the official client reads the environment it starts in, and what a test's
-# stand-in prints or sends must not depend on what the caller's shell exports.
+# CLEAN_ENV: the environment of the stand-ins and their checks, no variables but PATH, HOME
+# and TMPDIR: the official client reads the environment it starts in, and what a test's
+# stand-in prints or sends must not depend on what the caller's shell exports. A stand-in in
+# the background is started as `(exec "${CLEAN_ENV[@]}" node ...) &`, so that its PID is $!.
+CLEAN_ENV=(env -i "PATH=$PATH" "HOME=${HOME:-/}" "TMPDIR=${TMPDIR:-/tmp}")
+
+# clean_node ARGS...: node in CLEAN_ENV.
 clean_node() {
-	env -i PATH="$PATH" HOME="${HOME:-/}" TMPDIR="${TMPDIR:-/tmp}" node "$@"
+	"${CLEAN_ENV[@]}" node "$@"
 }
 
 # ---- a second Apache with other settings ------------------------------------------------
@@ -465,15 +473,6 @@ Group www-data'
 		sleep 0.1
 	done
 	echo "http://127.0.0.1:$port"
-}
-
-free_port() {
-	local p
-	while :; do
-		# below Linux's ephemeral range (32768-60999): no client socket can hold the port
-		p=$((20000 + RANDOM % 12000))
-		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
-	done
 }
 
 # ---- raw connections --------------------------------------------------------------------
