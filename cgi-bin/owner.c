@@ -1,5 +1,7 @@
-/* owner: a venue owner's venues, courts, schedules, prices, pictures and holidays.
- * Every route needs the OWNER role; another owner's venue or court is a 404.
+/* owner: a venue owner's venues, courts, schedules, prices, pictures and holidays, and the
+ * club's desk: court blocks and desk bookings, the day sheet, the report of revenue and
+ * occupancy, matches called off by the club and check-in at the desk (sql/areas/67_desk.sql).
+ * Every route needs the OWNER role; another owner's venue, court or match is a 404.
  *
  * Every query joins to venues.owner_id = the caller, so a venue, court, image, price rule or
  * holiday of another owner is indistinguishable from one that does not exist (404). Every
@@ -731,6 +733,230 @@ resource_image_delete(struct req *r)
 	resource_send_committed(r, 200, id);
 }
 
+/* ---- the desk: blocks, the day sheet, the report, cancelling and checking in ------------ */
+
+/* POST /api/owner/resources/{resourceId}/blocks {date, startTime, endTime, kind, note,
+ * customerName, amount, weeks, cancelMatches}: 201 with the block, or with the array of the
+ * blocks made when weeks (1-52: the same weekday that many weeks, all or none) is given. Its
+ * slots are closed to every player. kind is MAINTENANCE, LESSON, EVENT or DESK; only a DESK
+ * block (a walk-in customer) carries customerName and amount (paid at the desk, in the court's
+ * currency). 409 MATCHES_IN_THE_WAY with their matchRequestIds, unless cancelMatches: then
+ * the club calls them off, every paid share refunded in full and every player told with the
+ * note (409 MATCH_STARTED when one has started); 409 BLOCK_OVERLAP over another block,
+ * BLOCK_IN_PAST, NO_CURRENCY for an amount on a court without prices; 400, 401, 403, 404, 413,
+ * 415. */
+static void
+block_create(struct req *r)
+{
+	static const char *const kinds[] = { "MAINTENANCE", "LESSON", "EVENT", "DESK", NULL };
+	const char *date = NULL, *start = NULL, *end = NULL, *kind = NULL, *note = NULL;
+	const char *customer = NULL, *amount = NULL;
+	long long cents = 0;
+	long weeks = 1;
+	bool has_weeks, cancel = false;
+	int start_s = 0, end_s = 0;
+
+	body_date(r, "date", IN_REQUIRED, &date);
+	body_time(r, "startTime", IN_REQUIRED, false, &start);
+	if (body_time(r, "endTime", IN_REQUIRED, true, &end) && start != NULL &&
+	    valid_time(start, false, &start_s) && valid_time(end, true, &end_s) && end_s <= start_s)
+		problem_field(r, "endTime", "must be after startTime");
+	body_enum(r, "kind", IN_REQUIRED, kinds, &kind);
+	body_string(r, "note", IN_NULLABLE | IN_NOT_BLANK, &note);
+	if (body_string(r, "customerName", IN_NULLABLE | IN_NOT_BLANK, &customer) &&
+	    kind != NULL && strcmp(kind, "DESK") != 0)
+		problem_field(r, "customerName", "is only for a block of kind DESK");
+	if (body_money(r, "amount", IN_NULLABLE, &cents)) {
+		if (kind != NULL && strcmp(kind, "DESK") != 0)
+			problem_field(r, "amount", "is only for a block of kind DESK");
+		amount = input_fmt_cents(r, cents);
+	}
+	has_weeks = body_int(r, "weeks", IN_NULLABLE, &weeks);
+	if (has_weeks && (weeks < 1 || weeks > 52))
+		problem_field(r, "weeks", "must be between 1 and 52");
+	body_bool(r, "cancelMatches", IN_NULLABLE, &cancel);
+	if (problem_fields_or_send(r) != 0)
+		return;
+	sql_send_json(r, 201, "Resource",
+	    "SELECT CASE WHEN $11::boolean THEN j ELSE j->0 END "
+	    "  FROM (SELECT json_agg(json_court_block(b) ORDER BY b.block_date) AS j "
+	    "          FROM court_blocks_create($1::uuid, $2::uuid, $2::uuid, $3::date, $4::time, "
+	    "                                   $5::time, $6, $7, $8, $9::numeric, $10::int, "
+	    "                                   $12::boolean) b) x",
+	    req_param(r, "resourceId"), r->user_id, date, start, end, kind, note, customer,
+	    amount, input_fmt_long(r, weeks), has_weeks ? "true" : "false",
+	    cancel ? "true" : "false");
+}
+
+/* GET /api/owner/resources/{resourceId}/blocks?from=&to=&limit=&cursor=: 200 with the
+ * court's blocks from date to date (both inclusive, each optional), by date and start, a
+ * page at a time (page.h); 400, 401, 403, 404. */
+static void
+blocks_list(struct req *r)
+{
+	const char *id = req_param(r, "resourceId"), *from = NULL, *to = NULL;
+	PGresult *res;
+
+	query_date(r, "from", 0, &from);
+	query_date(r, "to", 0, &to);
+	if (problem_fields_or_send(r) != 0)
+		return;
+	res = sql_query(r,
+	    "SELECT 1 FROM resources x JOIN venues v ON v.id = x.venue_id "
+	    " WHERE x.id = $1::uuid AND v.owner_id = $2::uuid", id, r->user_id);
+	if (res == NULL)
+		return;
+	if (PQntuples(res) == 0) {
+		problem_not_found(r, "Resource");
+		return;
+	}
+	page_list(r, "ssu",
+	    "SELECT json_court_block(b), "
+	    "       json_build_array(b.block_date::text, b.start_time::text, b.id) "
+	    "  FROM court_blocks b "
+	    " WHERE b.resource_id = $1::uuid "
+	    "   AND ($2::date IS NULL OR b.block_date >= $2::date) "
+	    "   AND ($3::date IS NULL OR b.block_date <= $3::date) "
+	    "   AND ($5::json IS NULL OR (b.block_date, b.start_time, b.id) > "
+	    "        (($5::json->>0)::date, ($5::json->>1)::time, ($5::json->>2)::uuid)) "
+	    " ORDER BY b.block_date, b.start_time, b.id LIMIT $4::int",
+	    id, from, to);
+}
+
+/* DELETE /api/owner/resources/{resourceId}/blocks/{blockId}: 204, and its slots open again;
+ * 404 when the block is not one of this court of the caller; 400, 401, 403. */
+static void
+block_delete(struct req *r)
+{
+	PGresult *res = sql_query(r, "SELECT court_block_delete($1::uuid, $2::uuid, $3::uuid)",
+	    req_param(r, "resourceId"), req_param(r, "blockId"), r->user_id);
+
+	if (res == NULL)
+		return;
+	if (strcmp(PQgetvalue(res, 0, 0), "t") != 0)
+		problem_not_found(r, "Block");
+	else
+		req_send_no_content(r);
+}
+
+/* GET /api/owner/venues/{venueId}/day?date=: 200 with the venue's day as the desk reads it:
+ * {venueId, date, timeZone, hoursOpen, hoursFree, courts}, every court by name with its hours
+ * open and free (of any match or block) and its items in start order: matches (status,
+ * places, money paid and owed, check-ins and players) and blocks; 400, 401, 403, 404. */
+static void
+venue_day(struct req *r)
+{
+	const char *date = NULL;
+
+	query_date(r, "date", IN_REQUIRED, &date);
+	if (problem_fields_or_send(r) != 0)
+		return;
+	sql_send_json(r, 200, "Venue", "SELECT venue_day_sheet($1::uuid, $2::uuid, $3::date)",
+	    req_param(r, "venueId"), r->user_id, date);
+}
+
+/* Days since 1970-01-01 of a valid YYYY-MM-DD date. */
+static long
+date_days(const char *s)
+{
+	int y = 0, m = 0, d = 0;
+
+	if (sscanf(s, "%4d-%2d-%2d", &y, &m, &d) != 3)
+		return 0;
+	y -= m <= 2;
+	return 365L * y + y / 4 - y / 100 + y / 400 + (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 +
+	    d - 719469;
+}
+
+/* true when the Accept header asks for text/csv. */
+static bool
+accepts_csv(const struct req *r)
+{
+	const char *accept = http_variable(r, "HTTP_ACCEPT");
+
+	return accept != NULL && strcasestr(accept, "text/csv") != NULL;
+}
+
+/* GET /api/owner/venues/{venueId}/report?from=&to=&currency=: 200 with the venue's revenue
+ * and occupancy {venueId, from, to, currency, days, total} for local dates from to to (both
+ * inclusive, at most 366 days); with Accept: text/csv, the same as a CSV file (a header row,
+ * a row per day, and a last row whose date says total). A venue priced in more than one
+ * currency takes currency (400 CURRENCY_REQUIRED without it). 400, 401, 403, 404. */
+static void
+venue_report(struct req *r)
+{
+	const char *from = NULL, *to = NULL, *currency = NULL, *json, *csv;
+	PGresult *res;
+	long span;
+
+	query_date(r, "from", IN_REQUIRED, &from);
+	query_date(r, "to", IN_REQUIRED, &to);
+	if (query_string(r, "currency", 0, &currency) && !valid_currency(currency))
+		problem_field(r, "currency", "must be an ISO 4217 code of three upper-case letters");
+	if (from != NULL && to != NULL) {
+		span = date_days(to) - date_days(from);
+		if (span < 0)
+			problem_field(r, "to", "must not be before from");
+		else if (span >= 366)
+			problem_field(r, "to", "must be at most 366 days from from, both included");
+	}
+	if (problem_fields_or_send(r) != 0)
+		return;
+	res = sql_query(r,
+	    "SELECT j, CASE WHEN $6::boolean THEN venue_report_csv(j) END "
+	    "  FROM venue_report($1::uuid, $2::uuid, $3::date, $4::date, $5) j",
+	    req_param(r, "venueId"), r->user_id, from, to, currency,
+	    accepts_csv(r) ? "true" : "false");
+	if (res == NULL)
+		return;
+	if (PQgetisnull(res, 0, 0)) {
+		problem_not_found(r, "Venue");
+		return;
+	}
+	json = PQgetvalue(res, 0, 0);
+	if (PQgetisnull(res, 0, 1)) {
+		req_send_json(r, 200, json);
+		return;
+	}
+	csv = PQgetvalue(res, 0, 1);
+	req_add_header(r, "Content-Disposition", arena_printf(r->a,
+	    "attachment; filename=\"report-%s-%s.csv\"", from, to));
+	req_send_typed(r, 200, "text/csv; charset=utf-8; header=present", csv, strlen(csv));
+}
+
+/* POST /api/owner/matches/{matchRequestId}/cancel {reason}: 204, a live match at one of the
+ * caller's venues called off by the club: CANCELLED, every paid share refunded in full
+ * (whatever the 48-hour rule), every player told with the reason, nobody's reliability
+ * touched; 409 MATCH_STARTED once it has started, INVALID_STATE when cancelled or completed
+ * already; 400, 401, 403, 404, 413, 415. */
+static void
+match_cancel(struct req *r)
+{
+	const char *reason = NULL;
+
+	body_string(r, "reason", IN_REQUIRED | IN_NOT_BLANK, &reason);
+	if (problem_fields_or_send(r) != 0)
+		return;
+	if (sql_begin(r) != 0 || sql_query(r, "SELECT match_owner_cancel($1::uuid, $2::uuid, $3)",
+	    req_param(r, "matchRequestId"), r->user_id, reason) == NULL)
+		return;
+	sql_commit_and_no_content(r);
+}
+
+/* POST /api/owner/matches/{matchRequestId}/checkin/{playerId}: 204, the player checked in
+ * at the desk (a player without a phone): the GPS check-in's window, without the distance; a
+ * repeat is a no-op; the last one confirms the match. 404 for a match not at the caller's
+ * venues or a player not in it; 409 INVALID_STATE, CHECKIN_TOO_EARLY, CHECKIN_CLOSED; 400,
+ * 401, 403. */
+static void
+match_checkin(struct req *r)
+{
+	if (sql_begin(r) != 0 || sql_query(r, "SELECT match_desk_checkin($1::uuid, $2::uuid, $3::uuid)",
+	    req_param(r, "matchRequestId"), req_param(r, "playerId"), r->user_id) == NULL)
+		return;
+	sql_commit_and_no_content(r);
+}
+
 static const struct route routes[] = {
 	{ "GET", "/api/owner/venues", venues_list, AUTH_OWNER, BODY_NONE },
 	{ "POST", "/api/owner/venues", venue_create, AUTH_OWNER, BODY_JSON |
@@ -775,6 +1001,17 @@ static const struct route routes[] = {
 	  BODY_JSON |
 	  ROUTE_IDEMPOTENT },
 	{ "DELETE", "/api/owner/resources/{resourceId}/images/{imageId}", resource_image_delete,
+	  AUTH_OWNER, BODY_NONE },
+	{ "POST", "/api/owner/resources/{resourceId}/blocks", block_create, AUTH_OWNER,
+	  BODY_JSON | ROUTE_IDEMPOTENT },
+	{ "GET", "/api/owner/resources/{resourceId}/blocks", blocks_list, AUTH_OWNER, BODY_NONE },
+	{ "DELETE", "/api/owner/resources/{resourceId}/blocks/{blockId}", block_delete,
+	  AUTH_OWNER, BODY_NONE },
+	{ "GET", "/api/owner/venues/{venueId}/day", venue_day, AUTH_OWNER, BODY_NONE },
+	{ "GET", "/api/owner/venues/{venueId}/report", venue_report, AUTH_OWNER, BODY_NONE },
+	{ "POST", "/api/owner/matches/{matchRequestId}/cancel", match_cancel, AUTH_OWNER,
+	  BODY_JSON | ROUTE_IDEMPOTENT },
+	{ "POST", "/api/owner/matches/{matchRequestId}/checkin/{playerId}", match_checkin,
 	  AUTH_OWNER, BODY_NONE },
 };
 

@@ -229,12 +229,14 @@ error_record(struct db *d, PGconn *conn, const PGresult *res)
 	const char *cons = PQresultErrorField(res, PG_DIAG_CONSTRAINT_NAME);
 	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 	const char *detail = PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL);
+	const char *hint = PQresultErrorField(res, PG_DIAG_MESSAGE_HINT);
 
 	if (msg == NULL)	/* no server answer: the connection's own message */
 		msg = PQerrorMessage(conn);
 	error_set(d, state != NULL ? state : "08000", msg != NULL ? msg : "");
 	snprintf(d->err.constraint, sizeof d->err.constraint, "%s", cons != NULL ? cons : "");
 	snprintf(d->err.detail, sizeof d->err.detail, "%s", detail != NULL ? detail : "");
+	d->err.hint = hint != NULL ? arena_strdup(d->a, hint) : NULL;
 }
 
 /* true when the server has something to say to an idle connection: we listen to nothing,

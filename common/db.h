@@ -23,6 +23,7 @@ struct db_error {
 	char	constraint[64];	/* violated constraint, or "" */
 	char	message[256];	/* primary message, or libpq's connection error */
 	char	detail[256];	/* DETAIL, or "" */
+	const char *hint;	/* HINT (in the session's arena), or NULL */
 };
 
 struct db_result;

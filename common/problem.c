@@ -43,12 +43,21 @@ problem_has_fields(const struct req *r)
 void
 problem_send(struct req *r, int status, const char *code, const char *detail)
 {
-	cJSON *doc;
+	problem_send_members(r, status, code, detail, NULL);
+}
+
+void
+problem_send_members(struct req *r, int status, const char *code, const char *detail,
+    cJSON *members)
+{
+	cJSON *doc, *m, *next;
 	char type[96];
 	size_t i;
 
-	if (r->answered)
+	if (r->answered) {
+		cJSON_Delete(members);
 		return;
+	}
 	snprintf(type, sizeof type, "https://courts.example/problems/%s", code);
 	for (i = strlen("https://courts.example/problems/"); type[i] != '\0'; i++)
 		type[i] = type[i] == '_' ? '-' : (char)tolower((unsigned char)type[i]);
@@ -63,6 +72,13 @@ problem_send(struct req *r, int status, const char *code, const char *detail)
 	cJSON_AddItemToObject(doc, "errors",
 	    r->field_errors != NULL ? r->field_errors : cJSON_CreateArray());
 	r->field_errors = NULL;
+	for (m = members != NULL ? members->child : NULL; m != NULL; m = next) {
+		next = m->next;
+		if (m->string != NULL && !cJSON_HasObjectItem(doc, m->string))
+			cJSON_AddItemToObject(doc, m->string,
+			    cJSON_DetachItemViaPointer(members, m));
+	}
+	cJSON_Delete(members);
 	req_send_cjson(r, status, doc);
 	r->resp_type = "application/problem+json";
 }

@@ -5,12 +5,19 @@
 
 #include <stdbool.h>
 
+#include <cJSON.h>
+
 struct req;
 
 /* Answers with status, a stable machine code (e.g. "SLOT_TAKEN") and a human detail.
  * Field errors collected so far are included. For 5xx the detail should say nothing
  * internal: the cause belongs in the log. */
 void problem_send(struct req *r, int status, const char *code, const char *detail);
+
+/* The same with more members of the body (a JSON object's, which it takes; NULL: none),
+ * such as the ids of what is in the way. */
+void problem_send_members(struct req *r, int status, const char *code, const char *detail,
+    cJSON *members);
 
 /* Records a validation error on field (JSON name or query/path parameter). */
 void problem_field(struct req *r, const char *field, const char *message);

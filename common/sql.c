@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cJSON.h>
+
 #include "log.h"
 #include "problem.h"
 #include "req.h"
@@ -32,6 +34,8 @@ static const struct {
 	  "This payment was already refunded." },
 	{ "price_rules_no_overlap", 409, "PRICE_RULE_OVERLAP",
 	  "The rule overlaps another rule of the same day type." },
+	{ "court_blocks_no_overlap", 409, "BLOCK_OVERLAP",
+	  "The block overlaps another block of the court." },
 	{ "venue_holidays_one_per_date", 409, "HOLIDAY_EXISTS",
 	  "The venue already has a holiday on that date." },
 	{ "resource_schedules_closing_after_opening", 400, "INVALID_SCHEDULE",
@@ -65,7 +69,9 @@ raised_problem(struct req *r, const struct db_error *e)
 	status = atoi(e->sqlstate + 2);
 	if (status < 400 || status > 599 || e->message[0] == '\0')
 		return false;
-	problem_send(r, status, e->message, e->detail[0] != '\0' ? e->detail : e->message);
+	/* the members the function added (lifecycle_fail_with's p_members), as its HINT */
+	problem_send_members(r, status, e->message, e->detail[0] != '\0' ? e->detail : e->message,
+	    e->hint != NULL ? cJSON_Parse(e->hint) : NULL);
 	return true;
 }
 

@@ -40,6 +40,9 @@ const MATCH_STATUS = enumOf('PENDING_PAYMENT', 'OPEN', 'MATCHED', 'CONFIRMED', '
 const BOOKING_RULES = ['OUTSIDE_BOOKING_WINDOW', 'TOO_SHORT_NOTICE', 'UPCOMING_LIMIT', 'DAILY_LIMIT',
 	'WEEKLY_LIMIT'];
 
+const BLOCK_KIND = enumOf('MAINTENANCE', 'LESSON', 'EVENT', 'DESK');
+const HOURS = { type: 'number', minimum: 0, description: 'Hours, two decimals.' };
+
 const object = (properties, required = Object.keys(properties), extra = {}) => ({
 	type: 'object', properties, required, additionalProperties: false, ...extra,
 });
@@ -169,6 +172,98 @@ export const schemas = {
 	].map(([name, max]) => [name, { type: ['integer', 'null'], minimum: 1, maximum: max, description: 'Absent or null: no limit.' }])),
 	[], { additionalProperties: true }),
 	Holiday: object({ date, name: { type: 'string' } }),
+	CourtBlock: object({
+		id: uuid,
+		resourceId: uuid,
+		date,
+		startTime: time,
+		endTime: { ...time, description: 'HH:mm:ss; 24:00:00 is the end of the day.' },
+		kind: BLOCK_KIND,
+		note: nullable({ type: 'string' }),
+		customerName: nullable({ type: 'string', description: 'DESK: the walk-in customer.' }),
+		amount: nullable({ ...money, description: 'DESK: paid at the desk, exact.' }),
+		currency: nullable(currency),
+		createdAt: timestamp,
+	}),
+	CourtBlockInput: object({
+		date,
+		startTime: time,
+		endTime: { ...time, description: 'After startTime; 24:00:00 is the end of the day.' },
+		kind: BLOCK_KIND,
+		note: nullable({ ...text, description: 'Told to the players of the matches the block calls off.' }),
+		customerName: nullable({ ...text, description: 'DESK only.' }),
+		amount: nullable({ ...money, description: 'DESK only: paid at the desk, in the court\'s currency.' }),
+		weeks: nullable({ type: 'integer', minimum: 1, maximum: 52, description: 'The same block on that weekday for that many weeks, all or none; the answer is then the array of the blocks.' }),
+		cancelMatches: nullable({ type: 'boolean', description: 'true: the matches in the way are called off by the club, every paid share refunded in full and every player told with the note.' }),
+	}, ['date', 'startTime', 'endTime', 'kind'], { additionalProperties: true }),
+	DaySheet: object({
+		venueId: uuid,
+		date,
+		timeZone: { type: 'string', example: 'Europe/Madrid' },
+		hoursOpen: HOURS,
+		hoursFree: { ...HOURS, description: 'Open hours covered by no match and no block.' },
+		courts: { type: 'array', items: object({
+			resourceId: uuid,
+			name: { type: 'string' },
+			hoursOpen: HOURS,
+			hoursFree: HOURS,
+			items: { type: 'array', items: { oneOf: [ref('DaySheetMatch'), ref('DaySheetBlock')] } },
+		}) },
+	}),
+	DaySheetMatch: object({
+		kind: enumOf('MATCH'),
+		matchRequestId: uuid,
+		status: MATCH_STATUS,
+		startTime: time,
+		endTime: time,
+		format: FORMAT,
+		placesTaken: { type: 'integer', minimum: 0 },
+		placesFree: { type: 'integer', minimum: 0 },
+		amountPaid: { type: 'number', description: 'Shares paid less refunds, exact.' },
+		amountOwed: { type: 'number', minimum: 0, description: 'What of the court price is not paid yet.' },
+		currency,
+		checkedIn: { type: 'integer', minimum: 0, description: 'Players checked in.' },
+		players: { type: 'array', items: object({
+			playerId: uuid,
+			displayName: nullable({ type: 'string' }),
+			team: TEAM,
+			role: enumOf('ORGANIZER', 'PLAYER'),
+			checkedIn: { type: 'boolean' },
+		}) },
+	}),
+	DaySheetBlock: object({
+		kind: BLOCK_KIND,
+		blockId: uuid,
+		startTime: time,
+		endTime: time,
+		note: nullable({ type: 'string' }),
+		customerName: nullable({ type: 'string' }),
+		amount: nullable(money),
+		currency: nullable(currency),
+	}),
+	ReportFigures: object({
+		date: { ...date, description: 'Absent from the total.' },
+		hoursOpen: HOURS,
+		hoursBooked: { ...HOURS, description: 'Matches not cancelled: live and played.' },
+		hoursBlocked: object({ MAINTENANCE: HOURS, LESSON: HOURS, EVENT: HOURS, DESK: HOURS }),
+		occupancy: { type: 'number', minimum: 0, description: 'Hours in use (matches, DESK, LESSON and EVENT blocks) over hours available (open less MAINTENANCE), four decimals; 0 when none is available.' },
+		paid: { type: 'number', description: 'Shares paid for the day\'s matches, whenever paid.' },
+		refunded: { type: 'number', description: 'Refunds of the day\'s matches, whenever decided.' },
+		net: { type: 'number' },
+		deskRevenue: { type: 'number', description: 'Paid at the desk for the day\'s DESK blocks.' },
+		matchesPlayed: { type: 'integer', minimum: 0 },
+		matchesCancelled: { type: 'integer', minimum: 0, description: 'Holds never paid not counted.' },
+		noShows: { type: 'integer', minimum: 0 },
+	}, ['hoursOpen', 'hoursBooked', 'hoursBlocked', 'occupancy', 'paid', 'refunded', 'net', 'deskRevenue', 'matchesPlayed', 'matchesCancelled', 'noShows']),
+	VenueReport: object({
+		venueId: uuid,
+		from: date,
+		to: date,
+		currency: nullable(currency),
+		days: list('ReportFigures'),
+		total: ref('ReportFigures'),
+	}),
+	OwnerCancelInput: object({ reason: { ...text, description: 'Told to every player of the match.' } }, undefined, { additionalProperties: true }),
 	HolidayInput: object({ date, name: text }, undefined, { additionalProperties: true }),
 	Slot: object({
 		startTime: time,
@@ -292,7 +387,7 @@ export const schemas = {
 			type: 'array', description: 'The dates not booked, oldest first, with the code a booking of that date alone would have been refused with.',
 			items: object({
 				bookingDate: date,
-				code: { type: 'string', enum: ['SLOT_NOT_OFFERED', 'SLOT_IN_PAST', 'NOT_BOOKABLE', 'SLOT_TAKEN', ...BOOKING_RULES] },
+				code: { type: 'string', enum: ['SLOT_NOT_OFFERED', 'SLOT_IN_PAST', 'NOT_BOOKABLE', 'SLOT_TAKEN', 'SLOT_BLOCKED', ...BOOKING_RULES] },
 			}),
 		},
 	}),
@@ -425,6 +520,7 @@ export const schemas = {
 		code: { type: 'string', pattern: '^[A-Z][A-Z0-9_]*$', description: 'Stable code: the one field to branch on.' },
 		requestId: { type: 'string', description: 'Quote it when reporting a 5xx (absent from the answers Apache gives itself).' },
 		errors: list('FieldError'),
+		matchRequestIds: { type: 'array', items: uuid, description: 'MATCHES_IN_THE_WAY, MATCH_STARTED: the matches at the time of a block.' },
 	}, ['type', 'title', 'status', 'detail', 'code', 'errors'], {
 		description: 'RFC 9457 problem details, with the stable `code` and every field error in `errors`.',
 	}),
@@ -537,6 +633,46 @@ export const routes = {
 	'DELETE /api/owner/resources/{resourceId}/images/{imageId}': {
 		tag: 'owner resources', summary: 'Remove an image of a court (answers the court, as the contract says)',
 		ok: { 200: { schema: ref('Resource') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+
+	// ---- the club's desk (owner.c) ----
+	'POST /api/owner/resources/{resourceId}/blocks': {
+		tag: 'owner desk', summary: 'Block a court for a time: maintenance, a lesson, an event, or a walk-in customer paid at the desk',
+		description: 'Every slot the block touches is closed: unavailable in the slots, absent from the search, refused to a new match (409 SLOT_BLOCKED). With `weeks`, the same block every week, all or none, answered as an array.',
+		body: 'CourtBlockInput',
+		ok: { 201: { schema: { oneOf: [ref('CourtBlock'), list('CourtBlock')] } } },
+		problems: { 404: ['NOT_FOUND'], 409: ['MATCHES_IN_THE_WAY', 'MATCH_STARTED', 'BLOCK_OVERLAP', 'BLOCK_IN_PAST', 'NO_CURRENCY'] },
+	},
+	'GET /api/owner/resources/{resourceId}/blocks': {
+		tag: 'owner desk', summary: 'A court\'s blocks by date and start',
+		query: [q('from', date, 'First date, included.'), q('to', date, 'Last date, included.'), ...paging],
+		ok: { 200: page('CourtBlock') }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'DELETE /api/owner/resources/{resourceId}/blocks/{blockId}': {
+		tag: 'owner desk', summary: 'Remove a block: its slots open again', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/owner/venues/{venueId}/day': {
+		tag: 'owner desk', summary: 'The day sheet: every court\'s matches and blocks of a day, hours open and free',
+		query: [q('date', date, 'The local date at the venue.', true)],
+		ok: { 200: { schema: ref('DaySheet') } }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/owner/venues/{venueId}/report': {
+		tag: 'owner desk', summary: 'Revenue and occupancy by day and in total (JSON, or CSV with Accept: text/csv)',
+		query: [q('from', date, 'First local date, included.', true), q('to', date, 'Last local date, included; at most 366 days in all.', true),
+			q('currency', currency, 'Required when the venue is priced in more than one currency.')],
+		ok: { 200: { schema: ref('VenueReport'), also: { 'text/csv': { schema: { type: 'string', description: 'A header row of the JSON\'s names (hoursBlocked.KIND for the hours blocked), a row per day, and a last row whose date says total.' } } } } },
+		problems: { 400: ['CURRENCY_REQUIRED'], 404: ['NOT_FOUND'] },
+	},
+	'POST /api/owner/matches/{matchRequestId}/cancel': {
+		tag: 'owner desk', summary: 'Call a match at the venue off: every paid share refunded in full, every player told with the reason',
+		body: 'OwnerCancelInput', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['MATCH_STARTED', 'INVALID_STATE'] },
+	},
+	'POST /api/owner/matches/{matchRequestId}/checkin/{playerId}': {
+		tag: 'owner desk', summary: 'Check a player in at the desk (no phone): the GPS check-in\'s window, without the distance',
+		ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE', 'CHECKIN_TOO_EARLY', 'CHECKIN_CLOSED'] },
 	},
 
 	// ---- administration (admin.c) ----
@@ -679,8 +815,8 @@ export const routes = {
 		body: 'MatchRequestInput', ok: { 201: { schema: ref('MatchRequest') } },
 		problems: {
 			404: ['NOT_FOUND'],
-			409: ['SLOT_NOT_OFFERED', 'SLOT_IN_PAST', 'NOT_BOOKABLE', 'SLOT_TAKEN', 'HOLD_LIMIT',
-				...BOOKING_RULES],
+			409: ['SLOT_NOT_OFFERED', 'SLOT_IN_PAST', 'NOT_BOOKABLE', 'SLOT_TAKEN', 'SLOT_BLOCKED',
+				'HOLD_LIMIT', ...BOOKING_RULES],
 			503: ['PAYMENT_PROVIDER_UNAVAILABLE'],
 		},
 	},

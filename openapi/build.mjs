@@ -168,7 +168,7 @@ function operation(route, entry) {
 			const ex = examples[key]?.[status];
 			if (ex !== undefined)
 				content.example = ex;
-			r.content = { [ok.type ?? 'application/json']: content };
+			r.content = { [ok.type ?? 'application/json']: content, ...ok.also };
 		}
 		if (ok.paged)
 			r.headers = { Link: { $ref: '#/components/headers/Link' } };
@@ -233,6 +233,7 @@ const doc = {
 	tags: [
 		{ name: 'owner venues', description: 'Venues of the authenticated owner.' },
 		{ name: 'owner resources', description: 'Courts of the authenticated owner\'s venues.' },
+		{ name: 'owner desk', description: 'The club\'s day: court blocks and desk bookings, the day sheet, revenue and occupancy, matches called off, check-in at the desk.' },
 		{ name: 'public', description: 'What players see without a token: venues, courts, slots.' },
 		{ name: 'match-making', description: 'Search, match requests, invitations and joins of the authenticated player.' },
 		{ name: 'players', description: 'The authenticated player\'s profile.' },

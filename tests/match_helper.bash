@@ -88,10 +88,17 @@ full_match() {
 
 # weekday_date N: the first Monday..Friday at least N days ahead in Europe/Madrid.
 weekday_date() {
-	local n=$1 d
-	while :; do
+	weekday_dates "$1" 1
+}
+
+# weekday_dates N COUNT: the first COUNT Mondays..Fridays at least N days ahead in
+# Europe/Madrid, one per line, all different (weekday_date of N, N + 1 and N + 2 may be the
+# same Monday).
+weekday_dates() {
+	local n=$1 left=$2 d
+	while [ "$left" -gt 0 ]; do
 		d=$(local_date "$n")
-		if [ "$(date -d "$d" +%u)" -le 5 ]; then echo "$d"; return; fi
+		if [ "$(date -d "$d" +%u)" -le 5 ]; then echo "$d"; left=$((left - 1)); fi
 		n=$((n + 1))
 	done
 }

@@ -10,8 +10,9 @@
 --    covering HOLIDAY rule wins, otherwise the WEEKDAY (Mon-Fri) or WEEKEND (Sat, Sun) one;
 --  * a slot is unavailable when it has started (venue time zone), when it starts within the
 --    venue's notice or beyond its booking window, when the court or the venue is not ACTIVE,
---    when no rule covers it (price null), or when a live request holds it; a PENDING_PAYMENT
---    hold past its expires_at is not live, whether or not the sweeper has ended it.
+--    when no rule covers it (price null), when a live request holds it, or when a block of
+--    the club closes it (court_blocks); a PENDING_PAYMENT hold past its expires_at is not
+--    live, whether or not the sweeper has ended it.
 --
 -- A court's day is split in what does not depend on when it is read (court_day_slots) and the
 -- clock (slot_open); resource_slots is the two together. free_slots keeps, for every date of
@@ -22,6 +23,20 @@
 -- search areas (sql/areas/20_versions.sql). Relies on sql/areas/10_basics.sql (api_secs_time).
 
 -- ---- a court's day, and the clock --------------------------------------------------------------
+
+-- The lock of one court and local date, held to the end of the transaction: every write that
+-- puts something on a court's day (a hold, match_hold in sql/areas/60_lifecycle.sql; a block,
+-- sql/areas/67_desk.sql) takes it before it reads what is there, so that a hold and a block
+-- of the same time are never both written. A slot and a block end on their own date, so the
+-- day is the whole key.
+CREATE OR REPLACE FUNCTION court_day_lock(p_court uuid, p_date date) RETURNS void
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(hashtext(p_court::text), p_date - date '2000-01-01');
+END $$;
+COMMENT ON FUNCTION court_day_lock(uuid, date) IS
+    'Locks one court''s local date until the transaction ends (holds and blocks on it queue).';
 
 -- Whether a slot that is bookable but for the clock may be booked at p_now: it has not
 -- started, its notice has not begun, it is inside the booking window, and no payment hold on
@@ -53,7 +68,9 @@ COMMENT ON FUNCTION slot_open(timestamptz, interval, interval, timestamptz, time
 --     the day's type, or HOLIDAY on a venue holiday (first), covering the slot's start. "The
 --     court has a price rule at all" reads the same rows.
 --   - held: the court's requests that are not CANCELLED and overlap the local day
---     [p_date 00:00, p_date + 1 00:00), one probe of the no-double-booking index. A slot of the
+--     [p_date 00:00, p_date + 1 00:00), one probe of the no-double-booking index, and its
+--     blocks on the day, one probe of court_blocks_no_overlap; a block takes a slot as a
+--     booked request does. A slot of the
 --     day lies within that range (a closing time of 24:00 ends the last slot at its end, which
 --     the range excludes as the slot does), so every request overlapping a slot is among them;
 --     a slot is taken, or held until the latest expiry, by the ones that overlap it.
@@ -69,7 +86,8 @@ BEGIN ATOMIC
             SELECT p.day_type, p.start_time, p.end_time, p.price, p.currency
               FROM price_rules p
              WHERE p.resource_id = p_resource),
-         -- the requests holding part of the day: for good, or a payment hold until its expiry
+         -- the requests holding part of the day: for good, or a payment hold until its expiry;
+         -- and the club's blocks, for good (sql/areas/67_desk.sql)
          held AS MATERIALIZED (
             SELECT tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time) AS span,
                    m.status = 'PENDING_PAYMENT' AS pending,
@@ -78,6 +96,12 @@ BEGIN ATOMIC
              WHERE m.resource_id = p_resource
                AND m.status <> 'CANCELLED'
                AND tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time)
+                   && tsrange(p_date, p_date + 1)
+            UNION ALL
+            SELECT tsrange(b.block_date + b.start_time, b.block_date + b.end_time), false, NULL
+              FROM court_blocks b
+             WHERE b.resource_id = p_resource
+               AND tsrange(b.block_date + b.start_time, b.block_date + b.end_time)
                    && tsrange(p_date, p_date + 1))
     SELECT api_secs_time(g.s), api_secs_time(g.s + d.dur), pr.price, pr.currency,
            (p_date + api_secs_time(g.s)) AT TIME ZONE d.timezone,

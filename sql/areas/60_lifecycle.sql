@@ -63,6 +63,19 @@ END $$;
 COMMENT ON FUNCTION lifecycle_fail(integer, text, text) IS
     'Raises SQLSTATE CR<status> with the problem code as message and the detail.';
 
+-- The same with members the problem adds to its body (a JSON object: {"matchRequestIds":
+-- [...]}, say), carried as the error's HINT.
+CREATE OR REPLACE FUNCTION lifecycle_fail_with(p_status integer, p_code text, p_detail text,
+                                               p_members jsonb) RETURNS void
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    RAISE EXCEPTION USING ERRCODE = 'CR' || p_status::text, MESSAGE = p_code, DETAIL = p_detail,
+                          HINT = p_members::text;
+END $$;
+COMMENT ON FUNCTION lifecycle_fail_with(integer, text, text, jsonb) IS
+    'Raises SQLSTATE CR<status> with the problem code, the detail and members of its body.';
+
 -- Moves each of p_ids whose status has a transition for p_event to that transition's status
 -- (and cancel reason), and records it. Returns the ids moved; the others are left alone.
 CREATE OR REPLACE FUNCTION match_move(p_ids uuid[], p_event text, p_now timestamptz)
@@ -432,10 +445,57 @@ END $$;
 COMMENT ON FUNCTION match_join_by_token(uuid, uuid, text, timestamptz) IS
     'JOIN through the shareable invitation token.';
 
--- CHECKIN: a player of a MATCHED or CONFIRMED match, from checkin_opens_before the start to
--- the end, accurate and near enough; when everyone is, CONFIRMED and all told. A repeat is a
--- no-op. 404, 409 INVALID_STATE, CHECKIN_TOO_EARLY, CHECKIN_CLOSED, INACCURATE_POSITION,
--- TOO_FAR.
+-- The check-in window of match m at p_now, the same for a player's GPS check-in and the
+-- desk's: the match is MATCHED or CONFIRMED, and it is from checkin_opens_before the start to
+-- the end. 409 INVALID_STATE, CHECKIN_TOO_EARLY, CHECKIN_CLOSED.
+CREATE OR REPLACE FUNCTION match_checkin_window(m match_requests, p_now timestamptz)
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    IF m.status NOT IN ('MATCHED', 'CONFIRMED') THEN
+        PERFORM lifecycle_fail(409, 'INVALID_STATE', 'Check-in opens once the match is full.');
+    END IF;
+    IF p_now < m.starts_at - (SELECT checkin_opens_before FROM match_policy) THEN
+        PERFORM lifecycle_fail(409, 'CHECKIN_TOO_EARLY',
+            format('Check-in opens %s minutes before the start.',
+                   (SELECT extract(epoch FROM checkin_opens_before)::bigint / 60 FROM match_policy)));
+    END IF;
+    IF p_now > m.ends_at THEN
+        PERFORM lifecycle_fail(409, 'CHECKIN_CLOSED', 'The match is over.');
+    END IF;
+END $$;
+COMMENT ON FUNCTION match_checkin_window(match_requests, timestamptz) IS
+    'Refuses a check-in outside the match''s window (status, too early, over).';
+
+-- Records p_player of locked match m as there (p_by: who checked them in at the desk, NULL
+-- for the player); when everyone is, CONFIRMED and all told.
+CREATE OR REPLACE FUNCTION match_checkin_mark(m match_requests, p_player uuid, p_by uuid,
+                                              p_now timestamptz)
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_moved integer;
+BEGIN
+    UPDATE match_players SET checked_in_at = p_now, checked_in_by = p_by
+     WHERE match_request_id = m.id AND player_id = p_player AND left_at IS NULL;
+    IF EXISTS (SELECT 1 FROM match_players WHERE match_request_id = m.id
+                  AND left_at IS NULL AND checked_in_at IS NULL) THEN
+        RETURN;
+    END IF;
+    SELECT count(*) INTO v_moved FROM match_move(ARRAY[m.id], 'CHECKIN', p_now);
+    IF v_moved > 0 THEN
+        PERFORM notify(match_active_players(m.id), 'MATCH_CONFIRMED',
+                       jsonb_build_object('matchRequestId', m.id), p_now);
+    END IF;
+END $$;
+COMMENT ON FUNCTION match_checkin_mark(match_requests, uuid, uuid, timestamptz) IS
+    'Marks a player of a locked match checked in; the last one confirms the match.';
+
+-- CHECKIN: a player of a MATCHED or CONFIRMED match, in the window (match_checkin_window),
+-- accurate and near enough; when everyone is, CONFIRMED and all told. A repeat is a no-op.
+-- 404, 409 INVALID_STATE, CHECKIN_TOO_EARLY, CHECKIN_CLOSED, INACCURATE_POSITION, TOO_FAR.
 CREATE OR REPLACE FUNCTION match_checkin(p_match uuid, p_player uuid, p_lat double precision,
                                          p_lng double precision, p_accuracy double precision,
                                          p_radius_m integer, p_max_accuracy_m integer,
@@ -446,23 +506,14 @@ AS $$
 DECLARE
     m match_requests := match_lock(p_match, p_player);
     v_far boolean;
-    v_moved integer;
 BEGIN
-    IF m.status NOT IN ('MATCHED', 'CONFIRMED') THEN
-        PERFORM lifecycle_fail(409, 'INVALID_STATE', 'Check-in opens once the match is full.');
-    END IF;
-    IF EXISTS (SELECT 1 FROM match_players WHERE match_request_id = p_match AND player_id = p_player
-                  AND left_at IS NULL AND checked_in_at IS NOT NULL) THEN
+    IF m.status IN ('MATCHED', 'CONFIRMED')
+       AND EXISTS (SELECT 1 FROM match_players WHERE match_request_id = p_match
+                      AND player_id = p_player AND left_at IS NULL
+                      AND checked_in_at IS NOT NULL) THEN
         RETURN;
     END IF;
-    IF p_now < m.starts_at - (SELECT checkin_opens_before FROM match_policy) THEN
-        PERFORM lifecycle_fail(409, 'CHECKIN_TOO_EARLY',
-            format('Check-in opens %s minutes before the start.',
-                   (SELECT extract(epoch FROM checkin_opens_before)::bigint / 60 FROM match_policy)));
-    END IF;
-    IF p_now > m.ends_at THEN
-        PERFORM lifecycle_fail(409, 'CHECKIN_CLOSED', 'The match is over.');
-    END IF;
+    PERFORM match_checkin_window(m, p_now);
     IF p_accuracy > p_max_accuracy_m THEN
         PERFORM lifecycle_fail(409, 'INACCURATE_POSITION',
             'The position is not accurate enough to check in.');
@@ -473,17 +524,7 @@ BEGIN
     IF v_far THEN
         PERFORM lifecycle_fail(409, 'TOO_FAR', 'You are too far from the venue to check in.');
     END IF;
-    UPDATE match_players SET checked_in_at = p_now
-     WHERE match_request_id = p_match AND player_id = p_player AND left_at IS NULL;
-    IF EXISTS (SELECT 1 FROM match_players WHERE match_request_id = p_match
-                  AND left_at IS NULL AND checked_in_at IS NULL) THEN
-        RETURN;
-    END IF;
-    SELECT count(*) INTO v_moved FROM match_move(ARRAY[p_match], 'CHECKIN', p_now);
-    IF v_moved > 0 THEN
-        PERFORM notify(match_active_players(p_match), 'MATCH_CONFIRMED',
-                       jsonb_build_object('matchRequestId', p_match), p_now);
-    END IF;
+    PERFORM match_checkin_mark(m, p_player, NULL, p_now);
 END $$;
 COMMENT ON FUNCTION match_checkin(uuid, uuid, double precision, double precision,
                                   double precision, integer, integer, timestamptz) IS
@@ -880,8 +921,9 @@ COMMENT ON FUNCTION match_create(text, boolean, uuid, uuid, date, time, integer,
 -- provider, by the sweeper: sql/areas/92_payments.sql), pending invitations
 -- expire, and the players are told: PAYMENT_EXPIRED {matchRequestId} to the organizer of an
 -- expired hold, MATCH_CANCELLED {matchRequestId, reason} after CANCEL_UNFILLED, and
--- {matchRequestId, reason, refund} after CANCEL. Returns the ids ended and how many
--- invitations expired.
+-- {matchRequestId, reason, refund} after CANCEL, with the venue's note after CLUB_CANCEL
+-- (sql/areas/67_desk.sql), which refunds every paid share in full. Returns the ids ended and
+-- how many invitations expired.
 --
 -- The sweeper hands it the holds its claim has locked and tested (sweep_expired_holds), not
 -- through match_expire_holds, which would test them again. Only PAID payments go to
@@ -934,6 +976,9 @@ BEGIN
                                                          AS u(player_id, match_request_id, amount)
                                                    WHERE u.match_request_id = mp.match_request_id
                                                      AND u.player_id = mp.player_id))
+                    -- the venue's words when it called the match off (CLUB_CANCEL)
+                    || CASE WHEN m.cancel_note IS NOT NULL
+                            THEN jsonb_build_object('note', m.cancel_note) ELSE '{}' END
            END,
            p_now
       FROM match_players mp
@@ -1018,7 +1063,7 @@ BEGIN
     PERFORM booking_rules_check(p_resource, p_organizer, (p_date + p_start) AT TIME ZONE v_tz,
                                 p_now);
     -- one hold of this court and day at a time (see above)
-    PERFORM pg_advisory_xact_lock(hashtext(p_resource::text), p_date - date '2000-01-01');
+    PERFORM court_day_lock(p_resource, p_date);
     v_lapsed := ARRAY(
         SELECT m.id FROM match_requests m
          WHERE m.resource_id = p_resource AND m.status = 'PENDING_PAYMENT'

@@ -485,3 +485,13 @@ END $$;
 COMMENT ON FUNCTION match_request_json(uuid, uuid) IS
     'The match request''s JSON as the transaction now sees it, writes earlier in the same '
     'statement included; raises when there is no such match.';
+
+-- A block of a court (sql/areas/67_desk.sql).
+CREATE OR REPLACE FUNCTION json_court_block(b court_blocks) RETURNS json
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN json_build_object(
+        'id', b.id, 'resourceId', b.resource_id, 'date', b.block_date,
+        'startTime', api_time(b.start_time), 'endTime', api_time(b.end_time), 'kind', b.kind,
+        'note', b.note, 'customerName', b.customer_name, 'amount', b.amount,
+        'currency', b.currency, 'createdAt', api_ts(b.created_at));
+COMMENT ON FUNCTION json_court_block(court_blocks) IS 'Block object of a court.';
