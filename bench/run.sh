@@ -43,7 +43,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots slots_many owner search_small search_city search_many open_city create create_kept join create_checks join_checks create_stripe join_stripe"
+CASES="trivial health slots slots_many owner day_sheet report_year search_small search_city search_many open_city create create_kept join create_checks join_checks create_stripe join_stripe"
 # what the reference service serves (bench/express/server.js); its other cases are not run
 EXPRESS_CASES="trivial health slots slots_many owner search_small search_city search_many"
 # served MODE CASE: whether the mode has the case
@@ -67,6 +67,8 @@ label[health]="GET /actuator/health (reference: program + DB ping)"
 label[slots]="GET /api/resources/{id}/slots"
 label[slots_many]="GET /api/resources/{id}/slots (another court each)"
 label[owner]="GET /api/owner/venues (20 venues)"
+label[day_sheet]="GET /api/owner/venues/{id}/day (CITY, a venue of 4 courts)"
+label[report_year]="GET /api/owner/venues/{id}/report (CITY, a year of a venue of 4 courts)"
 label[search_small]="GET /api/match/search (SMALL)"
 label[search_city]="GET /api/match/search (CITY)"
 label[search_many]="GET /api/match/search (CITY, another centre each)"
@@ -82,6 +84,8 @@ prog[health]=health.cgi
 prog[slots]=public.cgi
 prog[slots_many]=public.cgi
 prog[owner]=owner.cgi
+prog[day_sheet]=owner.cgi
+prog[report_year]=owner.cgi
 prog[search_small]=search.cgi
 prog[search_city]=search.cgi
 prog[search_many]=search.cgi
@@ -352,6 +356,10 @@ search_date=$(madrid_date 3)
 # court 1 has exactly one live request, on day 1 of the data set's two weeks
 slots_resource=$(asql -c "SELECT md5('bench-resource-1')::uuid")
 slots_date=$(asql -c "SELECT booking_date FROM match_requests WHERE resource_id = '$slots_resource' ORDER BY booking_date LIMIT 1")
+# the desk's reads: the day sheet of court 1's venue on that day, and its report of a year
+# (the 351 days before today and the data set's two weeks)
+desk_venue=$(asql -c "SELECT md5('bench-venue-1')::uuid")
+report_q="from=$(madrid_date -351)&to=$(madrid_date 14)"
 asql -c "SELECT id || ' ' || slot_duration_minutes FROM resources ORDER BY id" >"$work/create-ids.txt"
 # create_kept books on a date the search keeps free slots for (a week ahead, where most
 # bookings fall), on the courts with no live request that day, and so refreshes a court's
@@ -379,6 +387,8 @@ case_url() {
 	# slots.lua writes the path of every request; the probe asks for the first court
 	slots_many) echo "http://127.0.0.1:$city_port/api/resources/$(cut -d' ' -f1 <"$work/create-ids.txt" | head -n 1)/slots?date=$slots_date" ;;
 	owner) echo "http://127.0.0.1:$city_port/api/owner/venues" ;;
+	day_sheet) echo "http://127.0.0.1:$city_port/api/owner/venues/$desk_venue/day?date=$slots_date" ;;
+	report_year) echo "http://127.0.0.1:$city_port/api/owner/venues/$desk_venue/report?$report_q" ;;
 	search_small) echo "http://127.0.0.1:$small_port/api/match/search?$search_q" ;;
 	search_city) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
 	# search.lua writes the path of every request; the probe searches at the centre
@@ -396,7 +406,7 @@ case_url() {
 # request a token of their own
 case_token() {
 	case $1 in
-	owner) echo "$owner_token" ;;
+	owner | day_sheet | report_year) echo "$owner_token" ;;
 	search_small | search_city | search_many | open_city) echo "$player_token" ;;
 	create | create_kept | create_checks | create_stripe) head -n 1 "$work/creators.tokens" ;;
 	join | join_checks | join_stripe) head -n 1 "$work/joiners.tokens" ;;
@@ -801,7 +811,7 @@ for mode in $modes; do
 	done
 
 	rules_for none	# the venues as loaded
-	for c in health slots slots_many owner search_small search_city search_many open_city; do
+	for c in health slots slots_many owner day_sheet report_year search_small search_city search_many open_city; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
 
@@ -1067,7 +1077,7 @@ other=$work/other.md
 		fi
 	done
 	for mode in $modes; do
-		for c in health slots slots_many owner search_small search_city search_many open_city; do
+		for c in health slots slots_many owner day_sheet report_year search_small search_city search_many open_city; do
 			[ -n "${one[$mode.$c]:-}" ] &&
 				echo "| ${label[$c]}, one client ($mode): p50 | $(ms_unit "${one[$mode.$c]}") | - | - |"
 		done

@@ -40,6 +40,9 @@ struct priv {
 
 static volatile sig_atomic_t cgi_answer_started;
 
+/* The program's hooks around its handlers (http_main_hooked), or NULL. */
+static const struct http_hooks *serve_hooks;
+
 static const char *
 env(const struct priv *p, const char *name)
 {
@@ -320,6 +323,9 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 		if (authz == NULL)	/* .htaccess rewrite trick on hosts without CGIPassAuth */
 			authz = env(p, "REDIRECT_HTTP_AUTHORIZATION");
 		need = rt->auth == AUTH_OWNER ? ROLE_OWNER : rt->auth == AUTH_ADMIN ? ROLE_ADMIN : 0;
+		/* the program may admit others, once it knows who they are (below) */
+		if (rt->auth == AUTH_OWNER && serve_hooks != NULL && serve_hooks->admits != NULL)
+			need = 0;
 		if (auth_token_or_problem(r, authz, need, &token) != 0)
 			return;
 	}
@@ -335,15 +341,26 @@ request_run(struct req *r, struct priv *p, const struct route *routes, size_t nr
 	if (rt->auth != AUTH_NONE &&
 	    (auth_user_or_problem(r, &token) != 0 || budget_spend_or_answer(r) != 0))
 		return;
+	if (rt->auth == AUTH_OWNER && !(r->roles & ROLE_OWNER) && serve_hooks != NULL &&
+	    serve_hooks->admits != NULL && !serve_hooks->admits(r)) {
+		if (!r->answered)
+			problem_send(r, 403, "FORBIDDEN", "The OWNER role is required.");
+		return;
+	}
 	if ((rt->flags & ROUTE_IDEMPOTENT) && idempotency_claim(r, p) != 0)
 		return;
 	/* after the caller's user and budget, which are the primary's */
 	if (rt->flags & ROUTE_REPLICA)
 		db_read_replica(r->db);
-	rt->handler(r);
-	if (!r->answered) {
-		log_msg(r, "error", "handler for %s %s gave no answer", r->method, rt->pattern);
-		problem_internal(r);
+	if (serve_hooks == NULL || serve_hooks->before == NULL || serve_hooks->before(r) == 0) {
+		rt->handler(r);
+		if (!r->answered) {
+			log_msg(r, "error", "handler for %s %s gave no answer", r->method,
+			    rt->pattern);
+			problem_internal(r);
+		}
+		if (serve_hooks != NULL && serve_hooks->after != NULL)
+			serve_hooks->after(r);
 	}
 	idem_finish(r);
 }
@@ -591,6 +608,13 @@ keys_preload(void)
 int
 http_main(const char *program, const struct route *routes, size_t nroutes)
 {
+	return http_main_hooked(program, routes, nroutes, NULL);
+}
+
+int
+http_main_hooked(const char *program, const struct route *routes, size_t nroutes,
+    const struct http_hooks *hooks)
+{
 	const char *listen_path = getenv("FCGI_LISTEN"), *workers = getenv("FCGI_WORKERS");
 	int rc = 0, fd;
 
@@ -599,6 +623,7 @@ http_main(const char *program, const struct route *routes, size_t nroutes)
 		return 1;
 	serve_routes = routes;
 	serve_nroutes = nroutes;
+	serve_hooks = hooks;
 	config_get();
 	if (listen_path != NULL && *listen_path != '\0') {
 		/* a pool of its own, for mod_proxy_fcgi */

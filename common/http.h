@@ -11,6 +11,7 @@
 #ifndef COURTS_HTTP_H
 #define COURTS_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "req.h"
@@ -23,6 +24,24 @@
  * with FCGI_WORKERS (default 4) supervised worker processes for mod_proxy_fcgi (pool.h).
  * program names the executable in log lines. Returns the process exit status. */
 int http_main(const char *program, const struct route *routes, size_t nroutes);
+
+/* What a program adds around its handlers (the owner program: who may act for a venue):
+ *  - admits: on an AUTH_OWNER route, for a caller whose token lacks the OWNER role, once the
+ *    caller's user is known: true to go on, false for 403;
+ *  - before: once the caller, the body and the Idempotency-Key are settled; 0 to run the
+ *    handler, -1 after answering (a transaction it opened with tx_owned is the driver's);
+ *  - after: once the handler answered, in the driver's transaction when there is one (a
+ *    success it cannot keep is replaced by its error, and nothing is committed).
+ * Any of them may be NULL. */
+struct http_hooks {
+	bool	(*admits)(struct req *);
+	int	(*before)(struct req *);
+	void	(*after)(struct req *);
+};
+
+/* http_main with hooks. */
+int http_main_hooked(const char *program, const struct route *routes, size_t nroutes,
+    const struct http_hooks *hooks);
 
 /* The absolute URL of path (which starts with /api/) as clients reach this service:
  * PUBLIC_URL or the request's scheme and Host, BASE_PATH, path. */

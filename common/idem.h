@@ -26,8 +26,10 @@ int idem_key_valid(const char *key);
  * database error. */
 int idem_claim_or_answer(struct req *r, const char *key, const char *request_hash);
 
-/* After the handler: stores a success answer with the claimed key and commits, or rolls
- * back after a failure. A failed commit replaces the answer with the database error. */
+/* After the handler, when the driver owns the transaction (tx_owned): stores a success
+ * answer with the claimed key, if there is one (a program's hook may open the transaction of
+ * a write sent without a key, http.h), and commits, or rolls back after a failure. A failed
+ * commit replaces the answer with the database error. */
 void idem_finish(struct req *r);
 
 /* Hex SHA-256 of the request (method, path, query, body) in request memory. */

@@ -53,6 +53,10 @@ struct req {
 	const char	*resp_type;	/* Content-Type of the response */
 	char		*resp_headers;	/* extra "Name: value\r\n" lines, or NULL */
 	const char	*cache_control;	/* Cache-Control of the response; NULL: no-store */
+	const char	*venue_id;	/* owner routes: the venue the target belongs to, */
+	const char	*venue_owner;	/* its owner, for whom the caller acts, */
+	const char	*venue_role;	/* and the caller's role there (OWNER, MANAGER, DESK);
+					   NULL on routes without a venue */
 };
 
 /* Value of path parameter name ({name} in the route's pattern), already validated; never

@@ -74,6 +74,9 @@ route_params_check(struct req *r)
 		/* {name:secret}: any text, which the handler looks up (a wrong one is 404) */
 		if (strncmp(kind, ":secret}", 8) == 0)
 			why = NULL;
+		/* {name:text}: a name the handler takes as it is (an identity provider's sub) */
+		else if (strncmp(kind, ":text}", 6) == 0)
+			why = strlen(v) <= ROUTE_TEXT_MAX ? NULL : "must be at most 255 bytes";
 		else if (strncmp(kind, ":date}", 6) == 0)
 			why = valid_date_problem(v);
 		else

@@ -2,7 +2,7 @@
  *
  * A program's table (cgi-bin/) lists method, path pattern, handler, what caller and body it
  * needs. Matching captures the {name} segments of the pattern, then checks each against its
- * declared kind: {x} is a UUID, {x:date} a date YYYY-MM-DD. Pure functions over the request:
+ * declared kind: {x} is a UUID, {x:date} a date YYYY-MM-DD, {x:text} a name. Pure functions over the request:
  * unit-tested and fuzzed on their own (tests/unit/route.c, tests/fuzz/route.c).
  */
 #ifndef COURTS_ROUTE_H
@@ -16,7 +16,8 @@
 enum auth_level {
 	AUTH_NONE,	/* no token needed; a token sent anyway is ignored */
 	AUTH_PLAYER,	/* any valid token */
-	AUTH_OWNER,	/* valid token with the OWNER role */
+	AUTH_OWNER,	/* valid token with the OWNER role; in a program with hooks that admit
+			   others (http.h), also a token of a user they admit (a venue's staff) */
 	AUTH_ADMIN	/* valid token with the ADMIN role */
 };
 
@@ -28,17 +29,23 @@ enum auth_level {
 #define BODY_OPTIONAL		0x8u	/* a JSON object, or no body at all (r->body NULL) */
 #define BODY_RAW		0x10u	/* a JSON body kept as it was sent (r->raw_body), unparsed:
 					   one whose signature the handler checks first */
+#define STAFF_MANAGER		0x20u	/* an owner route a MANAGER of the venue may use too */
+#define STAFF_DESK		0x40u	/* an owner route DESK staff (and a MANAGER) may use too */
+
+#define ROUTE_TEXT_MAX		255	/* bytes of a {name:text} path parameter */
 
 typedef void (*handler_fn)(struct req *);
 
 struct route {
 	const char	*method;	/* "GET", "POST", ... */
 	const char	*pattern;	/* "/api/owner/venues/{venueId}"; {x} is a UUID, {x:date} a date,
-					   {x:secret} any text; a literal may follow: "{x:secret}.ics" */
+					   {x:secret} any text (a wrong one is 404), {x:text} a name of
+					   at most ROUTE_TEXT_MAX bytes; a literal may follow:
+					   "{x:secret}.ics" */
 	handler_fn	 handler;
 	enum auth_level	 auth;
 	unsigned	 flags;		/* BODY_NONE, BODY_JSON or BODY_OPTIONAL, | ROUTE_IDEMPOTENT,
-					   ROUTE_REPLICA */
+					   ROUTE_REPLICA, STAFF_MANAGER or STAFF_DESK */
 };
 
 /* true when path (decoded) has the shape of pattern; the {name} segments are captured

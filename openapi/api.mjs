@@ -40,6 +40,8 @@ const MATCH_STATUS = enumOf('PENDING_PAYMENT', 'OPEN', 'MATCHED', 'CONFIRMED', '
 const BOOKING_RULES = ['OUTSIDE_BOOKING_WINDOW', 'TOO_SHORT_NOTICE', 'UPCOMING_LIMIT', 'DAILY_LIMIT',
 	'WEEKLY_LIMIT'];
 
+const STAFF_ROLE = enumOf('MANAGER', 'DESK');
+const MY_ROLE = { ...enumOf('OWNER', 'MANAGER', 'DESK'), description: 'The caller\'s role at the venue: its owner, or its staff.' };
 const BLOCK_KIND = enumOf('MAINTENANCE', 'LESSON', 'EVENT', 'DESK');
 const HOURS = { type: 'number', minimum: 0, description: 'Hours, two decimals.' };
 
@@ -264,6 +266,28 @@ export const schemas = {
 		total: ref('ReportFigures'),
 	}),
 	OwnerCancelInput: object({ reason: { ...text, description: 'Told to every player of the match.' } }, undefined, { additionalProperties: true }),
+	VenueStaff: object({
+		venueId: uuid,
+		userId: uuid,
+		subject: { type: 'string', description: 'The identity provider\'s sub the owner named them by.' },
+		role: STAFF_ROLE,
+		addedBy: uuid,
+		createdAt: timestamp,
+		updatedAt: timestamp,
+	}),
+	VenueStaffInput: object({ role: STAFF_ROLE }, undefined, { additionalProperties: true }),
+	AuditEntry: object({
+		id: { type: 'integer', minimum: 1 },
+		userId: uuid,
+		subject: { type: 'string', description: 'Who: the identity provider\'s sub.' },
+		role: enumOf('OWNER', 'MANAGER', 'DESK'),
+		madeAt: timestamp,
+		method: enumOf('POST', 'PUT', 'PATCH', 'DELETE'),
+		route: { type: 'string', description: 'What: the route\'s pattern.', example: '/api/owner/resources/{resourceId}/blocks' },
+		path: { type: 'string', description: 'On what: the path, with its ids.' },
+		status: { type: 'integer', minimum: 200, maximum: 299 },
+		request: { description: 'The JSON body sent, or null.' },
+	}),
 	HolidayInput: object({ date, name: text }, undefined, { additionalProperties: true }),
 	Slot: object({
 		startTime: time,
@@ -526,6 +550,14 @@ export const schemas = {
 	}),
 };
 
+// the owner lists' items: the object with the caller's role at its venue
+for (const name of ['Venue', 'Resource'])
+	schemas[`Owner${name}`] = {
+		...schemas[name],
+		properties: { ...schemas[name].properties, myRole: MY_ROLE },
+		required: [...schemas[name].required, 'myRole'],
+	};
+
 // query parameters
 const q = (name, schema, description, required = false) => ({ name, in: 'query', required, description, schema });
 const paging = [
@@ -549,8 +581,8 @@ export const routes = {
 
 	// ---- owner venues (owner.c) ----
 	'GET /api/owner/venues': {
-		tag: 'owner venues', summary: 'The caller\'s venues, oldest first', query: paging,
-		ok: { 200: page('Venue'), 304: { description: 'The If-None-Match tag is still the answer.' } },
+		tag: 'owner venues', summary: 'The venues the caller owns or staffs, oldest first, with the caller\'s role', query: paging,
+		ok: { 200: page('OwnerVenue'), 304: { description: 'The If-None-Match tag is still the answer.' } },
 		etag: true,
 	},
 	'POST /api/owner/venues': {
@@ -604,8 +636,8 @@ export const routes = {
 		ok: { 201: { schema: ref('Resource') } }, problems: { 404: ['NOT_FOUND'] },
 	},
 	'GET /api/owner/resources': {
-		tag: 'owner resources', summary: 'The courts of every venue of the caller', query: paging,
-		ok: { 200: page('Resource') },
+		tag: 'owner resources', summary: 'The courts of every venue the caller owns or staffs, with the caller\'s role', query: paging,
+		ok: { 200: page('OwnerResource') },
 	},
 	'PUT /api/owner/resources/{resourceId}/schedules': {
 		tag: 'owner resources', summary: 'Set one day of the weekly schedule', body: 'ScheduleInput',
@@ -673,6 +705,26 @@ export const routes = {
 		tag: 'owner desk', summary: 'Check a player in at the desk (no phone): the GPS check-in\'s window, without the distance',
 		ok: { 204: {} },
 		problems: { 404: ['NOT_FOUND'], 409: ['INVALID_STATE', 'CHECKIN_TOO_EARLY', 'CHECKIN_CLOSED'] },
+	},
+
+	// ---- a venue's staff (owner.c) ----
+	'PUT /api/owner/venues/{venueId}/staff/{subject}': {
+		tag: 'venue staff', summary: 'Give a user of the identity provider (by its sub) a role at the venue: MANAGER or DESK (the owner only)',
+		description: 'Staff need no role in their token: their rights come from the venue. A MANAGER may do all the owner may on the venue but change its staff, suspend or reactivate it; DESK may read the venue and its day sheet, add and remove DESK blocks and check players in. A sub not seen yet is accepted.',
+		body: 'VenueStaffInput', ok: { 200: { schema: ref('VenueStaff'), description: 'The role changed.' }, 201: { schema: ref('VenueStaff'), description: 'A new staff member.' } },
+		problems: { 404: ['NOT_FOUND'], 409: ['STAFF_IS_OWNER'] },
+	},
+	'DELETE /api/owner/venues/{venueId}/staff/{subject}': {
+		tag: 'venue staff', summary: 'Take a user off the venue\'s staff (the owner only)', ok: { 204: {} },
+		problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/owner/venues/{venueId}/staff': {
+		tag: 'venue staff', summary: 'The venue\'s staff, oldest first (owner and managers)', query: paging,
+		ok: { 200: page('VenueStaff') }, problems: { 404: ['NOT_FOUND'] },
+	},
+	'GET /api/owner/venues/{venueId}/audit': {
+		tag: 'venue staff', summary: 'Every write made on the venue, newest first: who, when, what, on what (owner and managers)', query: paging,
+		ok: { 200: page('AuditEntry') }, problems: { 404: ['NOT_FOUND'] },
 	},
 
 	// ---- administration (admin.c) ----

@@ -119,6 +119,12 @@ const ROLE_TEXT = {
 	OWNER: 'A valid bearer token with the OWNER role.',
 	ADMIN: 'A valid bearer token with the ADMIN role.',
 };
+// who else may use an owner route on a venue (the route table's STAFF_ flags)
+const STAFF_TEXT = {
+	NONE: ' Of the venue\'s staff, nobody.',
+	MANAGER: ' Or the token of a MANAGER of the venue (no role needed).',
+	DESK: ' Or the token of the venue\'s staff, MANAGER or DESK (no role needed).',
+};
 
 function operation(route, entry) {
 	const key = `${route.method} ${route.path}`;
@@ -126,6 +132,7 @@ function operation(route, entry) {
 		uuid: ['A UUID.', { type: 'string', format: 'uuid' }],
 		date: ['A date YYYY-MM-DD.', { type: 'string', format: 'date' }],
 		secret: ['A secret: 64 hex digits (any other text is 404).', { type: 'string', pattern: '^[0-9a-f]{64}$' }],
+		text: ['A name, as it is (at most 255 bytes).', { type: 'string', minLength: 1, maxLength: 255 }],
 	};
 	const params = route.params.map(({ name, kind }) => ({
 		name, in: 'path', required: true, description: KINDS[kind][0], schema: KINDS[kind][1],
@@ -141,7 +148,7 @@ function operation(route, entry) {
 		summary: entry.summary,
 		operationId: `${route.program}_${route.handler}`,
 		description: [entry.description, route.comment && `From the handler (\`cgi-bin/${route.program}.c\`): ${route.comment}`,
-			`**Caller:** ${ROLE_TEXT[route.auth]}`,
+			`**Caller:** ${ROLE_TEXT[route.auth]}${route.auth === 'OWNER' ? STAFF_TEXT[route.staff ?? 'NONE'] : ''}`,
 			route.idempotent ? 'Honours `Idempotency-Key`: the same key and request answer the first answer again.' : null]
 			.filter(Boolean).join('\n\n'),
 		security: route.auth === 'NONE' ? [] :
@@ -234,6 +241,7 @@ const doc = {
 		{ name: 'owner venues', description: 'Venues of the authenticated owner.' },
 		{ name: 'owner resources', description: 'Courts of the authenticated owner\'s venues.' },
 		{ name: 'owner desk', description: 'The club\'s day: court blocks and desk bookings, the day sheet, revenue and occupancy, matches called off, check-in at the desk.' },
+		{ name: 'venue staff', description: 'Who may act for a venue besides its owner, and the record of what was done on it.' },
 		{ name: 'public', description: 'What players see without a token: venues, courts, slots.' },
 		{ name: 'match-making', description: 'Search, match requests, invitations and joins of the authenticated player.' },
 		{ name: 'players', description: 'The authenticated player\'s profile.' },

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 
 const ENTRY = /\{\s*"([A-Z]+)",\s*"([^"]+)",\s*([a-z_0-9]+),\s*(AUTH_[A-Z]+),\s*([A-Z_|\s]+?)\s*\}/g;
 
-// [{ program, method, pattern, path, handler, auth, body, raw, idempotent, params, comment }]
+// [{ program, method, pattern, path, handler, auth, body, raw, idempotent, staff, params, comment }]
 export function readRoutes(root) {
 	const dir = join(root, 'cgi-bin');
 	const routes = [];
@@ -35,6 +35,7 @@ export function readRoutes(root) {
 				raw: /\bBODY_RAW\b/.test(flags),
 				bodyOptional: /\bBODY_OPTIONAL\b/.test(flags),
 				idempotent: /\bROUTE_IDEMPOTENT\b/.test(flags),
+				staff: /\bSTAFF_DESK\b/.test(flags) ? 'DESK' : /\bSTAFF_MANAGER\b/.test(flags) ? 'MANAGER' : null,
 				params,
 			});
 		}

@@ -124,7 +124,7 @@ owner_routes() {
 		\"description\":null,\"street\":\"Calle Mayor 1\",\"city\":\"Madrid\",
 		\"country\":\"Spain\",\"postalCode\":null,\"latitude\":40.4168,\"longitude\":-3.7038,
 		\"timezone\":\"Europe/Madrid\",\"status\":\"ACTIVE\",\"rejectReason\":null,
-		\"resourceCount\":2,\"createdAt\":\"$OLD\",\"updatedAt\":\"$OLD\"}"
+		\"resourceCount\":2,\"createdAt\":\"$OLD\",\"updatedAt\":\"$OLD\",\"myRole\":\"OWNER\"}"
 	same '.[0].images | map(del(.id))' \
 		'[{"url":"https://cdn.example/a.jpg","publicId":"a"},{"url":"https://cdn.example/b.jpg","publicId":"b"}]'
 	[[ "$(jqr '.[0].images[0].id')" =~ $UUID_RE ]]

@@ -85,14 +85,15 @@ bumped() {
 		done | sed 's/,$//')],
 		\"priceRules\":[{\"dayType\":\"WEEKDAY\",\"startTime\":\"00:00:00\",\"endTime\":\"24:00:00\",\"price\":20.00,\"currency\":\"EUR\"},
 		                {\"dayType\":\"WEEKEND\",\"startTime\":\"00:00:00\",\"endTime\":\"24:00:00\",\"price\":30.00,\"currency\":\"EUR\"}],
-		\"images\":[{\"url\":\"https://cdn.example/c.jpg\",\"publicId\":\"c\"}]}"
+		\"images\":[{\"url\":\"https://cdn.example/c.jpg\",\"publicId\":\"c\"}],
+		\"myRole\":\"OWNER\"}"
 	[[ "$(jqr '.[0].priceRules[0].id')" =~ $UUID_RE ]]
 	[[ "$(jqr '.[0].images[0].id')" =~ $UUID_RE ]]
 	[[ "$(jqr '.[0].createdAt')" =~ $TS_RE ]]
 	same '.[1]' "{\"id\":\"$c2\",\"venueId\":\"$v2\",\"name\":\"Pista 1\",\"description\":null,
 		\"type\":\"PADEL_COURT\",\"slotDurationMinutes\":90,\"status\":\"PENDING_APPROVAL\",
 		\"rejectReason\":null,\"schedules\":[],\"priceRules\":[],\"images\":[],
-		\"createdAt\":\"$OLD\",\"updatedAt\":\"$OLD\"}"
+		\"createdAt\":\"$OLD\",\"updatedAt\":\"$OLD\",\"myRole\":\"OWNER\"}"
 }
 
 # ---- create -------------------------------------------------------------------------------

@@ -235,30 +235,42 @@ COMMENT ON FUNCTION court_blocks_create(uuid, uuid, uuid, date, time, time, text
                                         numeric, integer, boolean, timestamptz) IS
     'Blocks a court for a time, once or weekly, all or none; matches in the way refused or called off.';
 
--- Removes block p_block of court p_resource of a venue of p_owner; its slots open again.
--- Returns whether there was one.
-CREATE OR REPLACE FUNCTION court_block_delete(p_resource uuid, p_block uuid, p_owner uuid)
+-- Removes block p_block of court p_resource of a venue of p_owner, when it is of kind p_kind
+-- (NULL: any); its slots open again. Returns true, false when there is no such block, or
+-- NULL when it is of another kind (left as it is).
+CREATE OR REPLACE FUNCTION court_block_delete(p_resource uuid, p_block uuid, p_owner uuid,
+                                              p_kind text DEFAULT NULL)
     RETURNS boolean
     LANGUAGE plpgsql
 AS $$
+DECLARE
+    v_kind text;
 BEGIN
-    DELETE FROM court_blocks b
-     USING resources r, venues v
+    SELECT b.kind INTO v_kind FROM court_blocks b
+      JOIN resources r ON r.id = b.resource_id
+      JOIN venues v ON v.id = r.venue_id AND v.owner_id = p_owner
      WHERE b.id = p_block AND b.resource_id = p_resource
-       AND r.id = b.resource_id AND v.id = r.venue_id AND v.owner_id = p_owner;
-    RETURN FOUND;
+       FOR UPDATE OF b;
+    IF NOT FOUND THEN
+        RETURN false;
+    END IF;
+    IF p_kind IS NOT NULL AND v_kind <> p_kind THEN
+        RETURN NULL;
+    END IF;
+    DELETE FROM court_blocks WHERE id = p_block;
+    RETURN true;
 END $$;
-COMMENT ON FUNCTION court_block_delete(uuid, uuid, uuid) IS
-    'Removes a block of a court of the owner''s venue; false when there is none.';
+COMMENT ON FUNCTION court_block_delete(uuid, uuid, uuid, text) IS
+    'Removes a block of a court of the owner''s venue (of one kind); false when there is none, NULL when of another kind.';
 
 -- ---- check-in at the desk ----------------------------------------------------------------------
 
--- CHECKIN at the desk of player p_player of match p_match at a venue of p_owner, for a player
--- without a phone: the window of the GPS check-in (match_checkin_window), without the
+-- CHECKIN at the desk, by p_by, of player p_player of match p_match at a venue of p_owner, for
+-- a player without a phone: the window of the GPS check-in (match_checkin_window), without the
 -- distance; a repeat is a no-op. 404 for a match not at the owner's venues or a player not in
 -- it; 409 INVALID_STATE, CHECKIN_TOO_EARLY, CHECKIN_CLOSED.
 CREATE OR REPLACE FUNCTION match_desk_checkin(p_match uuid, p_player uuid, p_owner uuid,
-                                              p_now timestamptz DEFAULT now())
+                                              p_by uuid, p_now timestamptz DEFAULT now())
     RETURNS void
     LANGUAGE plpgsql
 AS $$
@@ -283,9 +295,9 @@ BEGIN
         RETURN;
     END IF;
     PERFORM match_checkin_window(m, p_now);
-    PERFORM match_checkin_mark(m, p_player, p_owner, p_now);
+    PERFORM match_checkin_mark(m, p_player, p_by, p_now);
 END $$;
-COMMENT ON FUNCTION match_desk_checkin(uuid, uuid, uuid, timestamptz) IS
+COMMENT ON FUNCTION match_desk_checkin(uuid, uuid, uuid, uuid, timestamptz) IS
     'CHECKIN at the desk: the GPS check-in''s window without the distance.';
 
 -- ---- the day sheet -----------------------------------------------------------------------------
@@ -512,20 +524,33 @@ BEGIN
                                         AND s.day_of_week = extract(isodow FROM d.day)::smallint
                                         AND s.opening_time IS NOT NULL
          WHERE r.venue_id = p_venue),
+    -- the venue's matches and blocks of the dates, each court's through its no-overlap index
+    matches AS MATERIALIZED (
+        SELECT m.id, m.resource_id, m.booking_date, m.start_time, m.end_time, m.status,
+               m.cancel_reason, m.expires_at
+          FROM resources r JOIN match_requests m ON m.resource_id = r.id
+         WHERE r.venue_id = p_venue AND m.booking_date BETWEEN p_from AND p_to
+           AND tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time)
+               && tsrange(p_from, p_to + 1)),
+    blocks AS MATERIALIZED (
+        SELECT b.resource_id, b.block_date, b.start_time, b.end_time, b.kind, b.amount,
+               b.currency
+          FROM resources r JOIN court_blocks b ON b.resource_id = r.id
+         WHERE r.venue_id = p_venue AND b.block_date BETWEEN p_from AND p_to
+           AND tsrange(b.block_date + b.start_time, b.block_date + b.end_time)
+               && tsrange(p_from, p_to + 1)),
     booked AS (
         SELECT m.resource_id, m.booking_date AS day,
                range_agg(tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time))
                    AS span
-          FROM match_requests m JOIN resources r ON r.id = m.resource_id
-         WHERE r.venue_id = p_venue AND m.booking_date BETWEEN p_from AND p_to
-           AND m.status <> 'CANCELLED'
+          FROM matches m
+         WHERE m.status <> 'CANCELLED'
            AND NOT (m.status = 'PENDING_PAYMENT' AND m.expires_at <= p_now)
          GROUP BY 1, 2),
     blocked AS (
         SELECT b.resource_id, b.block_date AS day, b.kind,
                range_agg(tsrange(b.block_date + b.start_time, b.block_date + b.end_time)) AS span
-          FROM court_blocks b JOIN resources r ON r.id = b.resource_id
-         WHERE r.venue_id = p_venue AND b.block_date BETWEEN p_from AND p_to
+          FROM blocks b
          GROUP BY 1, 2, 3),
     hours AS (
         SELECT cd.day,
@@ -547,29 +572,24 @@ BEGIN
         SELECT m.booking_date AS day,
                sum(p.amount) FILTER (WHERE p.kind = 'PAYMENT' AND p.status = 'PAID') AS paid,
                sum(p.amount) FILTER (WHERE p.kind = 'REFUND') AS refunded
-          FROM payments p
-          JOIN match_requests m ON m.id = p.match_request_id
-          JOIN resources r ON r.id = m.resource_id
-         WHERE r.venue_id = p_venue AND m.booking_date BETWEEN p_from AND p_to
-           AND p.currency = v_currency
+          FROM matches m JOIN payments p ON p.match_request_id = m.id
+         WHERE p.currency = v_currency
          GROUP BY 1),
     desk AS (
         SELECT b.block_date AS day, sum(b.amount) AS revenue
-          FROM court_blocks b JOIN resources r ON r.id = b.resource_id
-         WHERE r.venue_id = p_venue AND b.block_date BETWEEN p_from AND p_to
-           AND b.kind = 'DESK' AND b.currency = v_currency
+          FROM blocks b
+         WHERE b.kind = 'DESK' AND b.currency = v_currency
          GROUP BY 1),
     counts AS (
         SELECT m.booking_date AS day,
-               count(*) FILTER (WHERE m.status = 'COMPLETED') AS played,
-               count(*) FILTER (WHERE m.status = 'CANCELLED'
-                                  AND m.cancel_reason <> 'PAYMENT_EXPIRED') AS cancelled,
-               COALESCE(sum((SELECT count(*) FROM match_players mp
-                              WHERE mp.match_request_id = m.id AND mp.left_at IS NULL
-                                AND mp.checked_in_at IS NULL))
-                        FILTER (WHERE m.status = 'COMPLETED'), 0) AS no_shows
-          FROM match_requests m JOIN resources r ON r.id = m.resource_id
-         WHERE r.venue_id = p_venue AND m.booking_date BETWEEN p_from AND p_to
+               count(DISTINCT m.id) FILTER (WHERE m.status = 'COMPLETED') AS played,
+               count(DISTINCT m.id) FILTER (WHERE m.status = 'CANCELLED'
+                                              AND m.cancel_reason <> 'PAYMENT_EXPIRED')
+                   AS cancelled,
+               count(mp.player_id) FILTER (WHERE m.status = 'COMPLETED'
+                                             AND mp.checked_in_at IS NULL) AS no_shows
+          FROM matches m
+          LEFT JOIN match_players mp ON mp.match_request_id = m.id AND mp.left_at IS NULL
          GROUP BY 1),
     per_day AS (
         SELECT d.day,

@@ -495,3 +495,31 @@ CREATE OR REPLACE FUNCTION json_court_block(b court_blocks) RETURNS json
         'note', b.note, 'customerName', b.customer_name, 'amount', b.amount,
         'currency', b.currency, 'createdAt', api_ts(b.created_at));
 COMMENT ON FUNCTION json_court_block(court_blocks) IS 'Block object of a court.';
+
+-- A staff member of a venue (sql/areas/68_staff.sql), with the identity provider's subject the
+-- owner named them by.
+CREATE OR REPLACE FUNCTION json_venue_staff(s venue_staff, p_subject text) RETURNS json
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN json_build_object(
+        'venueId', s.venue_id, 'userId', s.user_id, 'subject', p_subject, 'role', s.role,
+        'addedBy', s.added_by, 'createdAt', api_ts(s.created_at),
+        'updatedAt', api_ts(s.updated_at));
+COMMENT ON FUNCTION json_venue_staff(venue_staff, text) IS 'Staff member object of a venue.';
+
+-- A write recorded on a venue (sql/areas/68_staff.sql): who, when, what, on what.
+CREATE OR REPLACE FUNCTION json_venue_audit(a venue_audit, p_subject text) RETURNS json
+    LANGUAGE sql STABLE PARALLEL SAFE
+    RETURN json_build_object(
+        'id', a.id, 'userId', a.user_id, 'subject', p_subject, 'role', a.role,
+        'madeAt', api_ts(a.made_at), 'method', a.method, 'route', a.route, 'path', a.path,
+        'status', a.status, 'request', a.request);
+COMMENT ON FUNCTION json_venue_audit(venue_audit, text) IS 'Audit entry object of a venue.';
+
+-- Object p_doc (as json_build_object writes it: its text ends with its closing brace, and it
+-- has a member) with member p_key: p_value added last, the order of the others kept.
+CREATE OR REPLACE FUNCTION json_member_add(p_doc json, p_key text, p_value json) RETURNS json
+    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    RETURN (left(rtrim(p_doc::text), -1) || ', ' || to_json(p_key)::text || ' : '
+            || COALESCE(p_value::text, 'null') || '}')::json;
+COMMENT ON FUNCTION json_member_add(json, text, json) IS
+    'Adds a member at the end of a JSON object, keeping the order of the others.';
