@@ -242,8 +242,8 @@ desk_only(const struct req *r)
 static bool
 staff_admitted(struct req *r)
 {
-	PGresult *res = sql_query(r, "SELECT EXISTS (SELECT 1 FROM venue_staff WHERE user_id = $1::uuid)",
-	    r->user_id);
+	PGresult *res = sql_query(r,
+	    "SELECT EXISTS (SELECT 1 FROM venue_staff WHERE user_id = $1::uuid)", r->user_id);
 
 	return res != NULL && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 }

@@ -118,7 +118,8 @@ idem_finish(struct req *r)
 	/* a transaction a program's hook opened for a write without a key (http.h) */
 	if (r->idem_key == NULL && db_commit(r->db) == 0)
 		return;
-	if (r->idem_key != NULL && sql_try(r, "UPDATE idempotency_keys SET status = $3::int, content_type = $4, body = $5 "
+	if (r->idem_key != NULL && sql_try(r,
+	    "UPDATE idempotency_keys SET status = $3::int, content_type = $4, body = $5 "
 	    " WHERE user_id = $1::uuid AND key = $2",
 	    r->user_id, r->idem_key, status, r->resp_body != NULL ? r->resp_type : NULL,
 	    r->resp_body) != NULL && db_commit(r->db) == 0)

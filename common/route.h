@@ -2,8 +2,9 @@
  *
  * A program's table (cgi-bin/) lists method, path pattern, handler, what caller and body it
  * needs. Matching captures the {name} segments of the pattern, then checks each against its
- * declared kind: {x} is a UUID, {x:date} a date YYYY-MM-DD, {x:text} a name. Pure functions over the request:
- * unit-tested and fuzzed on their own (tests/unit/route.c, tests/fuzz/route.c).
+ * declared kind: {x} is a UUID, {x:date} a date YYYY-MM-DD, {x:text} a name. Pure functions
+ * over the request: unit-tested and fuzzed on their own (tests/unit/route.c,
+ * tests/fuzz/route.c).
  */
 #ifndef COURTS_ROUTE_H
 #define COURTS_ROUTE_H

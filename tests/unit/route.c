@@ -115,6 +115,7 @@ test_find(void)
 static void
 test_params(void)
 {
+	static char long_path[7 + ROUTE_TEXT_MAX + 2];	/* "/staff/", one byte too many */
 	req_for("DELETE", "/api/owner/venues/" V1 "/holidays/2030-12-25");
 	r.route = route_find(&r, routes, NROUTES);
 	route_params_check(&r);
@@ -137,6 +138,20 @@ test_params(void)
 	r.route = &(struct route){ "GET", "/cal/{secret:secret}.ics", handler, AUTH_NONE, BODY_NONE };
 	route_params_check(&r);
 	CHECK(!problem_has_fields(&r), "params: a secret is any text, for its handler to look up");
+
+	req_for("PUT", "/staff/auth0|64f0 b");
+	r.route = &(struct route){ "PUT", "/staff/{subject:text}", handler, AUTH_NONE, BODY_NONE };
+	CHECK(route_match(&r, r.route->pattern, r.path), "params: a text matches");
+	route_params_check(&r);
+	CHECK(!problem_has_fields(&r), "params: a text is taken as it is");
+	memset(long_path, 'x', sizeof long_path - 1);
+	memcpy(long_path, "/staff/", 7);
+	long_path[sizeof long_path - 1] = '\0';
+	req_for("PUT", long_path);
+	r.route = &(struct route){ "PUT", "/staff/{subject:text}", handler, AUTH_NONE, BODY_NONE };
+	CHECK(route_match(&r, r.route->pattern, r.path), "params: a long text matches");
+	route_params_check(&r);
+	CHECK(problem_has_fields(&r), "params: a text of more than ROUTE_TEXT_MAX bytes is refused");
 
 	req_for("PUT", "/api/owner/venues/" "6F1C1B9E-2D9A-4C51-9D7E-0C6B3D1F8A21");
 	r.route = route_find(&r, routes, NROUTES);
