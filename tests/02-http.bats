@@ -223,8 +223,10 @@ expect_request_id() {
 	req DELETE /api/owner/venues/$NOWHERE/holidays/2023-2-28 -t "$TOK"
 	expect_problem 400 VALIDATION_FAILED date
 	[ "$(jqr '.errors[0].message')" = "must be a date YYYY-MM-DD" ]
-	# the same in a body and in a query
-	req POST /api/owner/venues/$NOWHERE/holidays -t "$TOK" -d '{"date":"2026-02-30","name":"x"}'
+	# the same in a body (of a venue of the caller's: who may act on a venue is settled
+	# before its body is read, and a venue of nobody's is 404) and in a query
+	mine=$(fixture_venue "$OWNER")
+	req POST /api/owner/venues/$mine/holidays -t "$TOK" -d '{"date":"2026-02-30","name":"x"}'
 	expect_problem 400 VALIDATION_FAILED date
 	[ "$(jqr '.errors[0].message')" = "is not a date on the calendar" ]
 	req GET "/api/resources/$NOWHERE/slots?date=2026-04-31"
