@@ -1,13 +1,14 @@
 # courts: court booking and match-making service (C CGI / FastCGI over PostgreSQL).
 #
-#   make run      install what is missing, build, start PostgreSQL + Apache on 127.0.0.1:$(PORT)
-#   make test     install what is missing, build, run unit tests and the bats suite
+#   make run      install what the service needs, build, start PostgreSQL + Apache on 127.0.0.1:$(PORT)
+#   make test     install that and the test tools, build, run unit tests and the bats suite
 #   make token    mint a development token: make token SUB=alice ROLES=OWNER (no ROLES: a player)
 #   make sweep    run the cron sweeper once against the `make run` database
 #   make deliver  send the notifications outbox to NOTIFY_WEBHOOK_URL once (cron/deliver.c)
 #   make reconcile  apply the payment provider's events the ledger missed, print differences
 #   make bench    benchmark plain CGI and FastCGI (see bench/)
 #   make fuzz     build the libFuzzer targets of tests/fuzz/ and fuzz each for FUZZ_SECONDS
+#   make openapi  rebuild the API's description in openapi/dist/ (Node.js; commit the result)
 
 VERSION   := 0.1.0
 BUILD     ?= build
@@ -77,51 +78,47 @@ TEST_NODE_MODULES  := tests/node_modules/.package-lock.json
 OPENAPI_DOC  := $(BUILD)/openapi/openapi.json
 SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-pools.target
 
-DEBIAN_PACKAGES := build-essential pkg-config apache2 libapache2-mod-fcgid postgresql \
-	postgresql-contrib libpq-dev postgresql-server-dev-all libcjson-dev libjwt-dev libfcgi-dev libfcgi-bin libssl-dev \
-	libcurl4-openssl-dev \
-	bats jq curl openssl wrk procps iproute2 time apache2-dev clang \
-	libclang-rt-14-dev pgbouncer chromium systemd python3-icalendar
-# Node.js and npm build and check the API's description (openapi/): Debian's packages unless
-# the machine already has a node and an npm of its own (NodeSource's nodejs includes npm)
-NODE_PACKAGES := nodejs npm
+# What the service needs to build and run (make run): the compiler, Apache with its modules and
+# its development files (apache/'s modules are built with apxs), PostgreSQL, the libraries,
+# openssl (the development keys) and curl and procps (scripts/stack.sh waits for the servers
+# with them); the static libraries of the lean build unless LEAN=0 is asked for (about 35
+# packages and 520 MB: PostgreSQL's server headers bring clang and LLVM); pgbouncer with
+# PGBOUNCER=1.
+RUN_PACKAGES := build-essential pkg-config apache2 apache2-dev libapache2-mod-fcgid \
+	postgresql postgresql-contrib libpq-dev libcjson-dev libjwt-dev libfcgi-dev libssl-dev \
+	libcurl4-openssl-dev openssl curl procps $(if $(PGBOUNCER),pgbouncer) \
+	$(if $(and $(filter command line environment,$(origin LEAN)),$(filter 0,$(LEAN))),,\
+	postgresql-server-dev-all)
+# What the tests, the benchmarks and the fuzzers add (make test, make bench, make fuzz, make
+# openapi), with Node.js and npm: bats and jq, wrk, the FastCGI client, clang's fuzzer,
+# pgbouncer, Chromium for the API page's test, systemd for the units' check, a second iCalendar
+# reader; and the npm packages of openapi/ (the document's build and checks) and tests/.
+TOOL_PACKAGES := bats jq wrk time iproute2 libfcgi-bin clang libclang-rt-14-dev pgbouncer \
+	chromium systemd python3-icalendar
 
-.PHONY: all build install run test unit token sweep deliver reconcile bench fuzz fuzz-build clean FORCE
+.PHONY: all build install install-tools openapi run test unit token sweep deliver reconcile bench fuzz \
+	fuzz-build clean FORCE
 .SECONDARY:
 
 all: build
 
 build: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN) $(RECONCILE_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
 
-# Installs the Debian packages that are missing (needs root or sudo), then the npm packages
-# of openapi/package-lock.json; a no-op when all are there.
+# Installs the Debian packages the service needs that are missing (needs root or sudo); a
+# no-op when all are there. No npm: the API's description is served from openapi/dist/.
 install:
-	@missing=$$(for p in $(DEBIAN_PACKAGES); do \
-		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done; \
-		command -v node >/dev/null && command -v npm >/dev/null || echo $(NODE_PACKAGES)); \
-	if [ -n "$$missing" ]; then \
-		echo "installing:" $$missing; \
-		SUDO=; [ "$$(id -u)" -eq 0 ] || SUDO=sudo; \
-		$$SUDO apt-get update -q && \
-		$$SUDO env DEBIAN_FRONTEND=noninteractive \
-			apt-get install -y -q --no-install-recommends $$missing && \
-		if echo "$$missing" | grep -qx pgbouncer && command -v systemctl >/dev/null && \
-			systemctl is-enabled -q pgbouncer 2>/dev/null; then \
-			echo "setup: the system's pgbouncer service left stopped and disabled (the project" \
-			     "starts its own with PGBOUNCER=1)"; \
-			$$SUDO systemctl disable -q pgbouncer; \
-			if [ -d /run/systemd/system ]; then $$SUDO systemctl stop pgbouncer; \
-			elif $$SUDO service pgbouncer status >/dev/null 2>&1; then \
-				$$SUDO service pgbouncer stop >/dev/null; fi; \
-		fi; \
-	fi
+	@scripts/install-packages.sh $(RUN_PACKAGES)
+
+# What the tests, benchmarks and fuzzers need besides, and the npm packages of openapi/.
+install-tools: install
+	@scripts/install-packages.sh --node $(TOOL_PACKAGES)
 	@$(MAKE) --no-print-directory -s $(NODE_MODULES)
 
 # The npm packages of a folder with a package-lock.json, into its node_modules (not in git);
-# their install scripts are not run. openapi/'s, by `make install`: the API's description
-# (the OpenAPI document, built by Node from the route tables of cgi-bin/ and openapi/api.mjs,
-# and its page, Swagger UI) needs the renderer, the validators and the headless browser's
-# driver. bench/express/'s, by `make bench`: its reference service (bench/express/server.js).
+# their install scripts are not run. openapi/'s, by `make install-tools`: the API's
+# description (the OpenAPI document, built by Node from the route tables of cgi-bin/ and
+# openapi/api.mjs, and its page, Swagger UI) needs the renderer, the validators and the
+# headless browser's driver. bench/express/'s, by `make bench`: its reference service (bench/express/server.js).
 # tests/'s, by `make test` and `make bench`: the payment provider's official client, which
 # signs the events of the stand-in provider (tests/stripe-stand-in.mjs) and checks its answers.
 %/node_modules/.package-lock.json: %/package.json %/package-lock.json
@@ -129,9 +126,17 @@ install:
 	cd $* && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	@touch $@
 
-$(OPENAPI_DOC): $(wildcard openapi/*.mjs openapi/*.md openapi/*.json) openapi/docs.html \
-		openapi/docs.js $(CGI_SRC) $(wildcard apache/errors/*.json) Makefile $(NODE_MODULES)
-	$(Q)node openapi/build.mjs "$(BUILD)/openapi" openapi/node_modules
+# The API's description as Apache serves it (apache/courts.conf): openapi/dist/, which `make
+# openapi` builds with Node.js from the route tables and openapi/ and git keeps, so that
+# building and running the service need neither Node.js nor npm (tests/95-openapi.bats fails
+# when it is not what they give).
+$(OPENAPI_DOC): $(shell find openapi/dist -type f 2>/dev/null)
+	@rm -rf $(BUILD)/openapi && mkdir -p $(BUILD) && cp -R openapi/dist $(BUILD)/openapi
+
+openapi: install-tools
+	$(Q)node openapi/build.mjs openapi/dist openapi/node_modules
+	@echo "openapi/dist/ rebuilt: commit it with the change that made it"
+
 
 # rewritten only when the libraries change, so that only then the programs are relinked
 $(LINK_STAMP): FORCE
@@ -216,7 +221,7 @@ FUZZ_CGI_OBJ := $(CGI_SRC:cgi-bin/%.c=$(BUILD)/fuzz/cgi-bin/%.o)
 # the keys by name too: under .SECONDARY a missing one is made again only when asked for
 fuzz-build: $(FUZZ_KEYS) $(FUZZ_BIN)
 
-fuzz: install fuzz-build
+fuzz: install-tools fuzz-build
 	@BUILD=$(BUILD) scripts/fuzz.sh -t $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 $(BUILD)/fuzz/common/%.o: common/%.c common/*.h
@@ -273,7 +278,7 @@ run: install
 	@BUILD=$(BUILD) PORT=$(PORT) MODE=$(MODE) PGBOUNCER=$(PGBOUNCER) scripts/run.sh
 
 # all three modes unless MODE is given on the command line
-test: install
+test: install-tools
 	@$(MAKE) --no-print-directory build fuzz-build
 	@$(MAKE) --no-print-directory -s $(TEST_NODE_MODULES)
 	@BUILD=$(BUILD) FUZZ_RUNS=$(FUZZ_RUNS) MODES="$(if $(filter command line,$(origin MODE)),$(MODE),cgi fastcgi pool)" \
@@ -293,7 +298,7 @@ deliver: $(DELIVER_BIN)
 reconcile: $(RECONCILE_BIN)
 	@scripts/sweep.sh $(RECONCILE_BIN)
 
-bench: install
+bench: install-tools
 	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES)
 	@$(MAKE) --no-print-directory -s $(TEST_NODE_MODULES)
 	@BUILD=$(BUILD) bench/run.sh

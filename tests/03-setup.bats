@@ -5,8 +5,8 @@
 # line what it arranged. Before it starts anything it refuses a public key the server cannot
 # read or that does not fit JWT_ALGORITHM, and a port in use. A key that becomes unreadable
 # while the server runs answers 503, not 500. The suite itself passes whatever the caller's
-# locale, time zone and umask. `make install` works where systemd is not the init (a
-# container).
+# locale, time zone and umask. `make install-tools` works where systemd is not the init (a
+# container), and `make run` needs neither Node.js nor npm.
 #
 # The checkouts are copies of this one, its files and its build (so nothing is rebuilt), under
 # the suite's state directory. Every `make run` started here is stopped through its process
@@ -259,6 +259,32 @@ owner_round_trip() {
 	stop_run user
 }
 
+@test "make run needs neither Node.js nor npm: the API's description and its page come from openapi/dist" {
+	local dir="$SETUP_DIR/home/no node/courts" shims=$SETUP_DIR/home/no-node-bin c
+	checkout_copy "$dir"
+	rm -rf "$dir/openapi/node_modules" "$dir/build/openapi"
+	mkdir -p "$shims"
+	for c in node npm npx; do
+		printf '#!/bin/sh\necho "%s must not run: $*" >&2\nexit 1\n' "$c" >"$shims/$c"
+		chmod +x "$shims/$c"
+	done
+	[ "$(id -u)" -ne 0 ] || chown -R "$UNPRIV:" "$SETUP_DIR/home"
+	start_run no-node user "$dir" PATH="$shims:$DEBIAN_USER_PATH"
+	cat "$RUN_LOG"
+	! grep -q 'must not run' "$RUN_LOG" || false
+	req GET /actuator/health -b "http://127.0.0.1:$RUN_PORT"
+	expect 200
+	req GET /api/openapi.json -b "http://127.0.0.1:$RUN_PORT"
+	expect 200 application/json
+	cmp -s <(printf '%s\n' "$HTTP_BODY") "$COURTS_ROOT/openapi/dist/openapi.json"
+	req GET /api/docs -b "http://127.0.0.1:$RUN_PORT"
+	expect 200 text/html
+	req GET /api/docs/swagger-ui-bundle.js -b "http://127.0.0.1:$RUN_PORT"
+	expect 200 text/javascript
+	[ ! -e "$dir/openapi/node_modules" ]
+	stop_run user
+}
+
 # bats test_tags=needs:root
 @test "root runs make run from a checkout inside a mode-700 directory: the state moves where postgres and www-data reach it" {
 	need_root
@@ -424,7 +450,7 @@ suite_subset() {
 # make install on a fresh machine whose init is not systemd (a container): Debian's pgbouncer
 # package enables its service, and the step that turns it off must not fail there. The
 # package tools are stand-ins that record their calls; pgbouncer is the one package missing.
-@test "make install turns Debian's pgbouncer service off without failing where systemd is not running" {
+@test "make install-tools turns Debian's pgbouncer service off without failing where systemd is not running" {
 	local shims=$BATS_TEST_TMPDIR/shims calls=$BATS_TEST_TMPDIR/calls
 	mkdir -p "$shims"
 	: >"$calls"
@@ -461,7 +487,7 @@ suite_subset() {
 		printf '#!/bin/sh\nexec "$@"\n' >"$shims/sudo"
 		chmod +x "$shims/sudo"
 	fi
-	run env PATH="$shims:$PATH" make -C "$COURTS_ROOT" --no-print-directory install
+	run env PATH="$shims:$PATH" make -C "$COURTS_ROOT" --no-print-directory install-tools
 	echo "$output"
 	cat "$calls"
 	[ "$status" -eq 0 ]

@@ -18,6 +18,14 @@ route_tables() {
 		sort
 }
 
+@test "openapi/dist, which make run serves without Node.js, is what the route tables and openapi/ give now" {
+	node "$COURTS_ROOT/openapi/build.mjs" "$BATS_TEST_TMPDIR/fresh" "$COURTS_ROOT/openapi/node_modules" >/dev/null
+	diff -r "$BATS_TEST_TMPDIR/fresh" "$COURTS_ROOT/openapi/dist" >/dev/null ||
+		{ echo "openapi/dist is out of date: run make openapi and commit it" >&2; diff -rq "$BATS_TEST_TMPDIR/fresh" "$COURTS_ROOT/openapi/dist" >&2; false; }
+	# and the build serves it as it is
+	diff -r "$COURTS_ROOT/openapi/dist" "$COURTS_BUILD/openapi"
+}
+
 @test "GET /api/openapi.json answers the built OpenAPI 3.1 document as application/json" {
 	req GET /api/openapi.json
 	expect 200 application/json
