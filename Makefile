@@ -176,7 +176,7 @@ $(APACHE_MOD): $(BUILD)/apache/%.so: apache/%.c
 		-o $@.tmp $<
 	@mv -f $@.tmp $@
 
-# the pool mode's systemd units, with this build's absolute path (README, "Run modes")
+# the pool mode's systemd units, with this build's absolute path (docs/operations.md, "Your own Apache")
 $(BUILD)/systemd/%: apache/systemd/%.in scripts/systemd-units.sh $(CGI_SRC)
 	$(Q)scripts/systemd-units.sh $@
 
@@ -196,7 +196,7 @@ $(BUILD)/unit/%: tests/unit/%.c $(LIB) $(LEAN_OBJ) $(LINK_STAMP) common/*.h
 # Fuzzing (tests/fuzz/): every parser of untrusted bytes as a libFuzzer target, built with clang,
 # AddressSanitizer and UndefinedBehaviorSanitizer over a copy of the library built the same way.
 # `make test` runs each one over its kept corpus for FUZZ_RUNS inputs; `make fuzz` fuzzes each
-# for FUZZ_SECONDS (FUZZ_TARGETS="auth url" picks some), see the README.
+# for FUZZ_SECONDS (FUZZ_TARGETS="auth url" picks some), see docs/testing.md.
 FUZZ_CC      ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_RUNS    ?= 2000

@@ -4,8 +4,8 @@
 # health check and a write, makes ROUNDS (default 20) `apache2 -k graceful` SPACING (default
 # 65) seconds apart, and prints for each round the requests answered and those that were not
 # 200, then the error log's lines about them. A spacing over a minute is the case of a server
-# that has been up a while, which is what most restarts of a production server are (README,
-# "Restarts", says what mod_cgid does then). Takes ROUNDS x SPACING seconds.
+# that has been up a while, which is what most restarts of a production server are (docs/operations.md,
+# "Operations", says what mod_cgid does then). Takes ROUNDS x SPACING seconds.
 #
 # Everything listens on 127.0.0.1; everything started here is stopped by PID when the script
 # ends, whether it succeeds, fails or is interrupted.

@@ -131,7 +131,7 @@ link_connect(struct db *d, struct link *l, const char *url)
 		return link_renew(d, l);
 	values[0] = url;
 	/* UTC session: timestamps are formatted in SQL; venue zones are explicit there. A
-	 * transaction pooler drops these: its server sessions must set the same (README) */
+	 * transaction pooler drops these: its server sessions must set the same (docs/operations.md) */
 	values[1] = "-c TimeZone=UTC -c statement_timeout=15000";
 	values[2] = log_program();
 	values[3] = "5";

@@ -284,8 +284,8 @@ unit_words() {
 	[ "$(unit_value "$units/courts-pool@.service" User)" = www-data ]
 	[ "$(unit_value "$units/courts-pool@.service" KillMode)" = mixed ]
 	[ "$(unit_value "$units/courts-pool@.service" Restart)" = on-failure ]
-	# the README's pool set-up points Apache at the units' socket directory
-	grep -qF 'COURTS_POOL "/run/courts-pool"' "$COURTS_ROOT/README.md"
+	# the documented pool set-up points Apache at the units' socket directory
+	grep -qF 'COURTS_POOL "/run/courts-pool"' "$COURTS_ROOT/docs/operations.md"
 }
 
 @test "a pool started as its systemd unit says answers on the unit's socket and stops on SIGTERM" {

@@ -94,7 +94,7 @@ answered() {
 	# it: mod_cgid answers 503 (AH10246, or AH01258 when its old daemon is already gone);
 	# under mod_fcgid the connection can end without an answer, or the request waits a
 	# minute for a process and gets 503. In those two modes
-	# only such failures are let through, and at most one per restart (README, "Restarts");
+	# only such failures are let through, and at most one per restart (docs/operations.md, "Operations");
 	# any other status (a 500, a 502, a 504) fails the test in every mode.
 	[ "$COURTS_MODE" != pool ] || return 1
 	! grep -vqE '^(503|000) ' <<<"$failures" || { echo "a failure other than a restart race" >&2; return 1; }

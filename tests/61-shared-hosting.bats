@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Shared hosting, proven: what a typical host gives (an unprivileged account whose
-# public_html a plain-CGI Apache serves with .htaccess allowed only what the README says, and
-# a crontab), the README's "Shared hosting" blocks run as written by that account, then the
-# README's player journey through /courts/api, Authorization with and without CGIPassAuth,
+# public_html a plain-CGI Apache serves with .htaccess allowed only what the documents say,
+# and a crontab), the "Shared hosting" blocks of docs/operations.md run as written by that
+# account, then the README's player journey through /courts/api, Authorization with and without CGIPassAuth,
 # and the sweeper from the crontab's line, run the way cron runs it. The host's Apache is its
 # own (plain CGI, as on a shared host), whatever the suite's mode:
 # Any mode.
@@ -43,13 +43,13 @@ setup() {
 	reset_db
 }
 
-# readme_block TITLE: the shell block of the README whose first line is "# TITLE".
+# readme_block TITLE: the shell block of docs/operations.md whose first line is "# TITLE".
 readme_block() {
 	awk -v first="# $1" '
 		/^```sh$/ { code = 1; n = 0; next }
 		code && /^```$/ { code = 0; if (mine) exit; next }
 		code && n++ == 0 { mine = ($0 == first) }
-		code && mine { print }' "$COURTS_ROOT/README.md"
+		code && mine { print }' "$COURTS_ROOT/docs/operations.md"
 }
 
 # as_account CMD...: CMD as the account, with a login's environment (HOME, Debian's PATH).

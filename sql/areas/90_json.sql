@@ -518,7 +518,7 @@ COMMENT ON FUNCTION json_venue_audit(venue_audit, text) IS 'Audit entry object o
 -- Object p_doc (as json_build_object writes it: its text ends with its closing brace, and it
 -- has a member) with member p_key: p_value added last, the order of the others kept.
 CREATE OR REPLACE FUNCTION json_member_add(p_doc json, p_key text, p_value json) RETURNS json
-    LANGUAGE sql IMMUTABLE PARALLEL SAFE
+    LANGUAGE sql STABLE PARALLEL SAFE
     RETURN (left(rtrim(p_doc::text), -1) || ', ' || to_json(p_key)::text || ' : '
             || COALESCE(p_value::text, 'null') || '}')::json;
 COMMENT ON FUNCTION json_member_add(json, text, json) IS
