@@ -205,8 +205,9 @@ over() {
 	req GET "/api/owner/resources/$COURT/blocks?from=$D&to=$(date -u -d "$D + 2 days" +%F)&limit=2" -t "$OWNER"
 	expect 200
 	[ "$(jqr '[.[] | .date + " " + .startTime] | join(",")')" = "$D 08:00:00,$D 21:00:00" ]
-	next=$(header link | sed 's/^<\([^>]*\)>.*/\1/')
-	req GET "${next#*/api}" -b "$BASE_URL/api" -t "$OWNER"
+	next=$(header link | sed -n 's/^<\([^>]*\)>; rel="next"$/\1/p')
+	[[ $next == "/api/owner/resources/$COURT/blocks?"*cursor=* ]]
+	req GET "$next" -t "$OWNER"
 	expect 200
 	[ "$(jqr '[.[] | .date] | join(",")')" = "$(date -u -d "$D + 1 days" +%F),$(date -u -d "$D + 2 days" +%F)" ]
 	req GET "/api/owner/resources/$COURT/blocks" -t "$OWNER"
