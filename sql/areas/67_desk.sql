@@ -517,7 +517,8 @@ BEGIN
     court_days AS (
         SELECT d.day, r.id,
                COALESCE(tsmultirange(tsrange(d.day + s.opening_time, d.day + s.closing_time)),
-                        '{}'::tsmultirange) AS open
+                        '{}'::tsmultirange) AS open,
+               COALESCE(extract(epoch FROM s.closing_time - s.opening_time), 0) AS open_secs
           FROM days d
          CROSS JOIN resources r
           LEFT JOIN resource_schedules s ON s.resource_id = r.id
@@ -552,14 +553,21 @@ BEGIN
                range_agg(tsrange(b.block_date + b.start_time, b.block_date + b.end_time)) AS span
           FROM blocks b
          GROUP BY 1, 2, 3),
+    -- (most court days have no match and no block: their hours in use are 0 without a
+    -- function call)
     hours AS (
         SELECT cd.day,
-               sum(tsmultirange_secs(cd.open)) AS open,
-               sum(tsmultirange_secs(cd.open * COALESCE(bk.span, '{}'))) AS booked,
-               sum(tsmultirange_secs(cd.open * COALESCE(mt.span, '{}'))) AS maintenance,
-               sum(tsmultirange_secs(cd.open * COALESCE(ls.span, '{}'))) AS lesson,
-               sum(tsmultirange_secs(cd.open * COALESCE(ev.span, '{}'))) AS event,
-               sum(tsmultirange_secs(cd.open * COALESCE(dk.span, '{}'))) AS desk
+               sum(cd.open_secs) AS open,
+               sum(CASE WHEN bk.span IS NOT NULL THEN tsmultirange_secs(cd.open * bk.span) END)
+                   AS booked,
+               sum(CASE WHEN mt.span IS NOT NULL THEN tsmultirange_secs(cd.open * mt.span) END)
+                   AS maintenance,
+               sum(CASE WHEN ls.span IS NOT NULL THEN tsmultirange_secs(cd.open * ls.span) END)
+                   AS lesson,
+               sum(CASE WHEN ev.span IS NOT NULL THEN tsmultirange_secs(cd.open * ev.span) END)
+                   AS event,
+               sum(CASE WHEN dk.span IS NOT NULL THEN tsmultirange_secs(cd.open * dk.span) END)
+                   AS desk
           FROM court_days cd
           LEFT JOIN booked bk ON bk.resource_id = cd.id AND bk.day = cd.day
           LEFT JOIN blocked mt ON mt.resource_id = cd.id AND mt.day = cd.day
