@@ -137,7 +137,15 @@ over() {
 }
 
 @test "a match that has started cannot be called off by a block: 409 MATCH_STARTED naming it" {
-	full_match "-10 minutes"
+	# started ten minutes ago, or at midnight when that is later: a match cut at midnight
+	# would end before now, and a block over it end in the past
+	M=$(sql_matches "$ORG" MATCHED "
+	         SELECT x::date AS d, x::time AS st,
+	                CASE WHEN (x + interval '90 minutes')::date = x::date
+	                     THEN (x + interval '90 minutes')::time ELSE time '24:00' END AS et
+	           FROM (SELECT greatest(date_trunc('minute', now() AT TIME ZONE 'Europe/Madrid')
+	                                 - interval '10 minutes',
+	                                 date_trunc('day', now() AT TIME ZONE 'Europe/Madrid')) AS x) s")
 	req POST "/api/owner/resources/$COURT/blocks" -t "$OWNER" \
 		-d "$(over "$M" '. + {cancelMatches: true}')"
 	expect_problem 409 MATCH_STARTED
