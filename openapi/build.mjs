@@ -119,8 +119,11 @@ const ROLE_TEXT = {
 	OWNER: 'A valid bearer token with the OWNER role.',
 	ADMIN: 'A valid bearer token with the ADMIN role.',
 };
-// who else may use an owner route on a venue (the route table's STAFF_ flags)
+// who else may use an owner route on a venue (the route table's STAFF_ flags); the lists,
+// which name no venue, show what the caller owns or staffs
+const staffRule = (route) => route.staff ?? (route.params.length === 0 && route.method === 'GET' ? 'LIST' : 'NONE');
 const STAFF_TEXT = {
+	LIST: ' Or the token of a venue\'s staff (no role needed): the list shows what the caller owns or staffs.',
 	NONE: ' Of the venue\'s staff, nobody.',
 	MANAGER: ' Or the token of a MANAGER of the venue (no role needed).',
 	DESK: ' Or the token of the venue\'s staff, MANAGER or DESK (no role needed).',
@@ -148,7 +151,7 @@ function operation(route, entry) {
 		summary: entry.summary,
 		operationId: `${route.program}_${route.handler}`,
 		description: [entry.description, route.comment && `From the handler (\`cgi-bin/${route.program}.c\`): ${route.comment}`,
-			`**Caller:** ${ROLE_TEXT[route.auth]}${route.auth === 'OWNER' ? STAFF_TEXT[route.staff ?? 'NONE'] : ''}`,
+			`**Caller:** ${ROLE_TEXT[route.auth]}${route.auth === 'OWNER' ? STAFF_TEXT[staffRule(route)] : ''}`,
 			route.idempotent ? 'Honours `Idempotency-Key`: the same key and request answer the first answer again.' : null]
 			.filter(Boolean).join('\n\n'),
 		security: route.auth === 'NONE' ? [] :
