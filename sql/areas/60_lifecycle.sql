@@ -288,6 +288,32 @@ END $$;
 COMMENT ON FUNCTION match_expire_holds(uuid[], timestamptz) IS
     'Expired payment holds among the ids -> CANCELLED (PAYMENT_EXPIRED), organizer told.';
 
+-- Ends the payment holds of court p_court past their window that overlap p_from to p_to (local
+-- instants), locked first, before a new hold or block takes that time (its writer holds the
+-- court day's lock, court_day_lock): a lapsed hold never blocks, whether or not the sweeper
+-- ran.
+CREATE OR REPLACE FUNCTION court_lapsed_holds_end(p_court uuid, p_from timestamp, p_to timestamp,
+                                                  p_now timestamptz)
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    v_lapsed uuid[];
+BEGIN
+    v_lapsed := ARRAY(
+        SELECT m.id FROM match_requests m
+         WHERE m.resource_id = p_court AND m.status = 'PENDING_PAYMENT'
+           AND m.expires_at <= p_now
+           AND tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time)
+               && tsrange(p_from, p_to)
+           FOR UPDATE);
+    IF cardinality(v_lapsed) > 0 THEN
+        PERFORM match_expire_holds(v_lapsed, p_now);
+    END IF;
+END $$;
+COMMENT ON FUNCTION court_lapsed_holds_end(uuid, timestamp, timestamp, timestamptz) IS
+    'Ends the lapsed payment holds on a court''s time, before a hold or a block takes it.';
+
 -- Cancels each given match still OPEN at its start (CANCEL_UNFILLED), everyone refunded.
 CREATE OR REPLACE FUNCTION match_cancel_unfilled(p_ids uuid[], p_now timestamptz DEFAULT now(),
                                                  OUT ended uuid[], OUT invitations_expired integer)
@@ -1032,7 +1058,6 @@ DECLARE
     v_tz text;
     v_size integer;
     v_id uuid;
-    v_lapsed uuid[];
 BEGIN
     SELECT rs.slot_duration_minutes = p_duration, s.end_time,
            (p_date + p_start) AT TIME ZONE v.timezone <= p_now, s.price, s.currency, v.timezone,
@@ -1064,16 +1089,7 @@ BEGIN
                                 p_now);
     -- one hold of this court and day at a time (see above)
     PERFORM court_day_lock(p_resource, p_date);
-    v_lapsed := ARRAY(
-        SELECT m.id FROM match_requests m
-         WHERE m.resource_id = p_resource AND m.status = 'PENDING_PAYMENT'
-           AND m.expires_at <= p_now
-           AND tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time)
-               && tsrange(p_date + p_start, p_date + v_end)
-           FOR UPDATE);
-    IF cardinality(v_lapsed) > 0 THEN
-        PERFORM match_expire_holds(v_lapsed, p_now);
-    END IF;
+    PERFORM court_lapsed_holds_end(p_resource, p_date + p_start, p_date + v_end, p_now);
     -- team_a_count 1: the organizer's place, inserted with it (match_players_count skips
     -- it); the organizer's share takes the cents that do not divide evenly
     WITH m AS (

@@ -100,6 +100,28 @@ CREATE OR REPLACE TRIGGER court_blocks_day AFTER INSERT OR DELETE ON court_block
 
 -- ---- the club calls matches off --------------------------------------------------------------
 
+-- Locks match p_match, at a venue of p_owner, for a transition by its club: the row, or 404
+-- (match_lock's counterpart for the venue's side).
+CREATE OR REPLACE FUNCTION match_lock_at_venue(p_match uuid, p_owner uuid)
+    RETURNS match_requests
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    m match_requests;
+BEGIN
+    SELECT x.* INTO m FROM match_requests x
+      JOIN resources r ON r.id = x.resource_id
+      JOIN venues v ON v.id = r.venue_id AND v.owner_id = p_owner
+     WHERE x.id = p_match
+       FOR UPDATE OF x;
+    IF NOT FOUND THEN
+        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Match request not found.');
+    END IF;
+    RETURN m;
+END $$;
+COMMENT ON FUNCTION match_lock_at_venue(uuid, uuid) IS
+    'Locks a match at one of an owner''s venues for a transition by the club; 404 otherwise.';
+
 -- CLUB_CANCEL of matches p_ids (locked by the caller, none started): CANCELLED with reason
 -- CLUB and the club's words p_note, every paid share refunded in full whatever the notice,
 -- every player told with the note (match_end); no reliability is touched.
@@ -123,16 +145,8 @@ CREATE OR REPLACE FUNCTION match_owner_cancel(p_match uuid, p_owner uuid, p_reas
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    m match_requests;
+    m match_requests := match_lock_at_venue(p_match, p_owner);
 BEGIN
-    SELECT x.* INTO m FROM match_requests x
-      JOIN resources r ON r.id = x.resource_id
-      JOIN venues v ON v.id = r.venue_id AND v.owner_id = p_owner
-     WHERE x.id = p_match
-       FOR UPDATE OF x;
-    IF NOT FOUND THEN
-        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Match request not found.');
-    END IF;
     IF m.status IN ('CANCELLED', 'COMPLETED') THEN
         PERFORM lifecycle_fail(409, 'INVALID_STATE',
             format('The match is %s; it can no longer be cancelled.', m.status));
@@ -168,7 +182,6 @@ DECLARE
     v_currency char(3);
     v_dates date[];
     v_date date;
-    v_lapsed uuid[];
     v_ids uuid[] := '{}';
     v_started uuid[];
 BEGIN
@@ -193,16 +206,7 @@ BEGIN
     v_dates := ARRAY(SELECT p_date + 7 * k FROM generate_series(0, p_weeks - 1) k ORDER BY 1);
     FOREACH v_date IN ARRAY v_dates LOOP
         PERFORM court_day_lock(p_resource, v_date);
-        v_lapsed := ARRAY(
-            SELECT m.id FROM match_requests m
-             WHERE m.resource_id = p_resource AND m.status = 'PENDING_PAYMENT'
-               AND m.expires_at <= p_now
-               AND tsrange(m.booking_date + m.start_time, m.booking_date + m.end_time)
-                   && tsrange(v_date + p_start, v_date + p_end)
-               FOR UPDATE);
-        IF cardinality(v_lapsed) > 0 THEN
-            PERFORM match_expire_holds(v_lapsed, p_now);
-        END IF;
+        PERFORM court_lapsed_holds_end(p_resource, v_date + p_start, v_date + p_end, p_now);
         v_ids := v_ids || court_matches_in(p_resource, v_date + p_start, v_date + p_end, p_now);
     END LOOP;
     IF cardinality(v_ids) > 0 THEN
@@ -275,17 +279,9 @@ CREATE OR REPLACE FUNCTION match_desk_checkin(p_match uuid, p_player uuid, p_own
     LANGUAGE plpgsql
 AS $$
 DECLARE
-    m match_requests;
+    m match_requests := match_lock_at_venue(p_match, p_owner);
     v_in timestamptz;
 BEGIN
-    SELECT x.* INTO m FROM match_requests x
-      JOIN resources r ON r.id = x.resource_id
-      JOIN venues v ON v.id = r.venue_id AND v.owner_id = p_owner
-     WHERE x.id = p_match
-       FOR UPDATE OF x;
-    IF NOT FOUND THEN
-        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Match request not found.');
-    END IF;
     SELECT mp.checked_in_at INTO v_in FROM match_players mp
      WHERE mp.match_request_id = p_match AND mp.player_id = p_player AND mp.left_at IS NULL;
     IF NOT FOUND THEN
@@ -345,21 +341,24 @@ CREATE OR REPLACE FUNCTION venue_day_sheet(p_venue uuid, p_owner uuid, p_date da
 AS $$
 BEGIN
     RETURN (
-    WITH courts AS (
-        SELECT r.id, r.name, court_open_hours(r.id, p_date) AS open,
+    WITH court_matches AS (
+        SELECT r.id, r.name,
+               court_matches_in(r.id, p_date::timestamp, (p_date + 1)::timestamp, p_now) AS ids
+          FROM resources r
+          JOIN venues v ON v.id = r.venue_id
+         WHERE v.id = p_venue AND v.owner_id = p_owner),
+    courts AS (
+        SELECT r.id, r.name, r.ids, court_open_hours(r.id, p_date) AS open,
                (SELECT COALESCE(range_agg(u.span), '{}'::tsmultirange)
                   FROM (SELECT tsrange(m.booking_date + m.start_time,
                                        m.booking_date + m.end_time) AS span
                           FROM match_requests m
-                         WHERE m.id = ANY (court_matches_in(r.id, p_date::timestamp,
-                                                            (p_date + 1)::timestamp, p_now))
+                         WHERE m.id = ANY (r.ids)
                         UNION ALL
                         SELECT tsrange(b.block_date + b.start_time, b.block_date + b.end_time)
                           FROM court_blocks b
                          WHERE b.resource_id = r.id AND b.block_date = p_date) u) AS used
-          FROM resources r
-          JOIN venues v ON v.id = r.venue_id
-         WHERE v.id = p_venue AND v.owner_id = p_owner),
+          FROM court_matches r),
     sheet AS (
         SELECT c.id, c.name, tsmultirange_hours(c.open) AS hours_open,
                tsmultirange_hours(c.open - c.used) AS hours_free,
@@ -396,8 +395,7 @@ BEGIN
                                 WHERE p.match_request_id = m.id
                                   AND ((p.kind = 'PAYMENT' AND p.status = 'PAID')
                                        OR p.kind = 'REFUND')) money
-                         WHERE m.id = ANY (court_matches_in(c.id, p_date::timestamp,
-                                                            (p_date + 1)::timestamp, p_now))
+                         WHERE m.id = ANY (c.ids)
                         UNION ALL
                         SELECT b.start_time, b.kind,
                                json_build_object('kind', b.kind, 'blockId', b.id,
