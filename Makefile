@@ -9,6 +9,7 @@
 #   make bench    benchmark plain CGI and FastCGI (see bench/)
 #   make fuzz     build the libFuzzer targets of tests/fuzz/ and fuzz each for FUZZ_SECONDS
 #   make openapi  rebuild the API's description in openapi/dist/ (Node.js; commit the result)
+#   make deb      build the Debian package build/deb/courts_<version>_<arch>.deb and lint it
 
 VERSION   := 0.1.0
 BUILD     ?= build
@@ -89,20 +90,27 @@ RUN_PACKAGES := build-essential pkg-config apache2 apache2-dev libapache2-mod-fc
 	libcurl4-openssl-dev openssl curl procps $(if $(PGBOUNCER),pgbouncer) \
 	$(if $(and $(filter command line environment,$(origin LEAN)),$(filter 0,$(LEAN))),,\
 	postgresql-server-dev-all)
+# What `make deb` adds: Debian's packaging tools (the package's own build dependencies are
+# the service's: RUN_PACKAGES); the suite adds debootstrap, to install the package into a
+# fresh Debian root (tests/97-deb.bats).
+DEB_PACKAGES := debhelper dpkg-dev lintian
 # What the tests, the benchmarks and the fuzzers add (make test, make bench, make fuzz, make
 # openapi), with Node.js and npm: bats and jq, wrk, the FastCGI client, clang's fuzzer,
 # pgbouncer, Chromium for the API page's test, systemd for the units' check, a second iCalendar
 # reader; and the npm packages of openapi/ (the document's build and checks) and tests/.
 TOOL_PACKAGES := bats jq wrk time iproute2 libfcgi-bin clang libclang-rt-14-dev pgbouncer \
-	chromium systemd python3-icalendar
+	chromium systemd python3-icalendar $(DEB_PACKAGES) debootstrap
 
-.PHONY: all build install install-tools openapi run test unit token sweep deliver reconcile bench fuzz \
-	fuzz-build clean FORCE
+.PHONY: all build programs install install-tools openapi run test unit token sweep deliver reconcile \
+	bench fuzz fuzz-build deb clean FORCE
 .SECONDARY:
 
 all: build
 
-build: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN) $(RECONCILE_BIN) $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(APACHE_MOD) $(OPENAPI_DOC) $(SYSTEMD_UNITS)
+build: programs $(TOOLS_BIN) $(MODEL_BIN) $(UNIT_BIN) $(SYSTEMD_UNITS)
+
+# what the service runs, no test tool among them (the Debian package's build, debian/rules)
+programs: $(CGI_BIN) $(CRON_BIN) $(JWKS_BIN) $(DELIVER_BIN) $(RECONCILE_BIN) $(APACHE_MOD) $(OPENAPI_DOC)
 
 # Installs the Debian packages the service needs that are missing (needs root or sudo); a
 # no-op when all are there. No npm: the API's description is served from openapi/dist/.
@@ -302,6 +310,13 @@ bench: install-tools
 	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES)
 	@$(MAKE) --no-print-directory -s $(TEST_NODE_MODULES)
 	@BUILD=$(BUILD) bench/run.sh
+
+# The Debian package of this tree (scripts/deb.sh; docs/operations.md, "The Debian package"):
+# build/deb/courts_<version>_<arch>.deb, built with debhelper from the files git tracks or
+# would track, then checked by lintian. REV=<commit> packages that commit instead.
+deb: install
+	@scripts/install-packages.sh $(DEB_PACKAGES)
+	@scripts/deb.sh $(if $(REV),--rev $(REV)) --out $(BUILD)/deb
 
 clean:
 	rm -rf $(BUILD)
