@@ -238,7 +238,7 @@ unit_words() {
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	health_up
 	# the sockets are Apache's group's only
-	[ "$(stat -c '%U:%G %a' "$ROOT/run/courts-pool/owner.sock")" = "courts:www-data 770" ]
+	[ "$(in_root stat -c "%U:%G %a" /run/courts-pool/owner.sock)" = "courts:www-data 770" ]
 	# Apache's own errors speak problem+json there too, and the API's description is served
 	req GET /api/no-such-route -b "$(cat "$DEB/base")"
 	expect_problem 404 NOT_FOUND
