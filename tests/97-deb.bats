@@ -11,41 +11,56 @@
 #
 # The tests follow one another: each takes the root where the one before left it. Apache,
 # PostgreSQL and the pools of the root listen on 127.0.0.1 (the pools on Unix sockets) and
-# are stopped by their PIDs in teardown_file, whatever happened.
+# are stopped by their PIDs in teardown_file, whatever happened. A root needs root: a user
+# runs these tests through passwordless sudo (tagged needs:root).
 
 load test_helper
 
 # the state of the file's tests, shared by them
 DEB=$BATS_FILE_TMPDIR
 ROOT=$DEB/root
+SUDO=
+[ "$(id -u)" -eq 0 ] || SUDO="sudo -n"
 
 setup_file() {
 	mkdir -p "$DEB/new" "$DEB/prev"
 	: >"$DEB/pids"
+	: >"$DEB/servers"
 }
 
 teardown_file() {
 	local pid
 	# the pools, Apache and PostgreSQL of the root, by their PIDs
 	while read -r pid; do
-		kill "$pid" 2>/dev/null || true
+		$SUDO kill "$pid" 2>/dev/null || true
 	done <"$DEB/pids"
-	for f in "$ROOT/run/apache2/apache2.pid" "$ROOT"/var/lib/postgresql/*/main/postmaster.pid; do
-		[ -f "$f" ] || continue
-		pid=$(head -n 1 "$f")
-		kill "$pid" 2>/dev/null || true
-	done
+	while read -r pid; do
+		$SUDO kill "$pid" 2>/dev/null || true
+	done <"$DEB/servers"
 	sleep 1
 	if mountpoint -q "$ROOT/proc" 2>/dev/null; then
-		umount "$ROOT/proc" || umount -l "$ROOT/proc"
+		$SUDO umount "$ROOT/proc" || $SUDO umount -l "$ROOT/proc"
+	fi
+	# the root's files are root's: removed here, never across a file system still mounted
+	if [ -d "$ROOT" ] && ! mountpoint -q "$ROOT/proc"; then
+		$SUDO rm -rf --one-file-system "$ROOT"
 	fi
 }
 
 # in_root COMMAND...: COMMAND run as root inside the Debian root, with Debian's PATH and
 # no locale of the caller's
 in_root() {
-	env -i PATH="$DEBIAN_ROOT_PATH" LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+	$SUDO env -i PATH="$DEBIAN_ROOT_PATH" LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
 		chroot "$ROOT" "$@"
+}
+
+# root_write FILE [>>]: standard input into FILE of the root (appended with >>)
+root_write() {
+	if [ "${2:-}" = '>>' ]; then
+		in_root sh -c 'cat >>"$1"' sh "$1"
+	else
+		in_root sh -c 'cat >"$1"' sh "$1"
+	fi
 }
 
 # root_sql DB QUERY: a query of the root's PostgreSQL, as its superuser
@@ -69,9 +84,18 @@ previous() {
 		git -C "$COURTS_ROOT" log --format=%H --diff-filter=A -- debian/control | tail -n 1
 }
 
-# pools_start: every program's pool as the package's unit says (User, Group, UMask,
-# Environment, EnvironmentFile, ExecStart, RuntimeDirectory), one per instance the target
-# wants; systemd does not run in a chroot
+unit_value() {
+	sed -n "s/^$2=//p" "$1" | tail -n 1
+}
+
+unit_words() {
+	xargs -n 1 printf '%s\n' <<<"$1" | sed -e 's/%%/%/g' -e 's/\$\$/$/g'
+}
+
+# pools_start: every program's pool as the package's unit says, one per instance its target
+# wants, started the way systemd starts a unit (which does not run in a chroot): the
+# settings of EnvironmentFile read as root, the Environment lines, UMask, RuntimeDirectory,
+# then User and Group with the user's supplementary groups, and ExecStart
 pools_start() {
 	local unit=$ROOT/lib/systemd/system/courts-pool@.service u name env exec user group mask
 	user=$(unit_value "$unit" User)
@@ -86,8 +110,9 @@ pools_start() {
 		mapfile -t env < <(unit_words "$(unit_value "$unit" Environment)" |
 			sed -e "s|%t|/run|g" -e "s|%i|$name|g")
 		mapfile -t exec < <(unit_words "$(unit_value "$unit" ExecStart)" | sed "s|%i|$name|g")
-		(umask "$mask" && exec env -i PATH="$DEBIAN_ROOT_PATH" chroot --userspec="$user:$group" \
-			"$ROOT" /usr/lib/courts/courts-env env "${env[@]}" "${exec[@]}") \
+		$SUDO env -i PATH="$DEBIAN_ROOT_PATH" sh -c 'umask "$1"; shift; exec "$@"' sh "$mask" \
+			chroot "$ROOT" /usr/lib/courts/courts-env env "${env[@]}" \
+			setpriv --reuid="$user" --regid="$group" --init-groups "${exec[@]}" \
 			>>"$DEB/pools.log" 2>&1 &
 		echo $! >>"$DEB/pids"
 	done
@@ -97,13 +122,14 @@ pools_start() {
 pools_stop() {
 	local pid
 	while read -r pid; do
-		kill "$pid" 2>/dev/null || true
+		$SUDO kill "$pid" 2>/dev/null || true
 	done <"$DEB/pids"
 	: >"$DEB/pids"
 	for _ in $(seq 50); do
 		[ -z "$(ls -A "$ROOT/run/courts-pool" 2>/dev/null)" ] && return 0
 		sleep 0.1
 	done
+	false
 }
 
 # health_up: the root's API answers its health check UP within 10 s
@@ -117,14 +143,7 @@ health_up() {
 	[ "$(jq -r .status <<<"$HTTP_BODY")" = UP ]
 }
 
-unit_value() {
-	sed -n "s/^$2=//p" "$1" | tail -n 1
-}
-
-unit_words() {
-	xargs -n 1 printf '%s\n' <<<"$1" | sed -e 's/%%/%/g' -e 's/\$\$/$/g'
-}
-
+# bats test_tags=needs:root
 @test "the package builds with debhelper, lintian has nothing to say, and it holds what an operator looks for" {
 	prev=$(previous)
 	[ -n "$prev" ]
@@ -173,15 +192,16 @@ unit_words() {
 	grep -qx 'ExecStart="/usr/lib/courts/cgi-bin/%i.cgi"' <<<"$unit"
 }
 
+# bats test_tags=needs:root
 @test "apt-get installs the previous package into a fresh Debian 12 root with PostgreSQL in the same run, and courts-db setup makes the database once PostgreSQL runs" {
 	[ -s "$DEB/prev.path" ]
-	run debootstrap --variant=minbase bookworm "$ROOT" "$(mirror)"
+	run $SUDO debootstrap --variant=minbase bookworm "$ROOT" "$(mirror)"
 	[ "$status" -eq 0 ] || { echo "$output" | tail -n 20; false; }
-	mount -t proc proc "$ROOT/proc"
+	$SUDO mount -t proc proc "$ROOT/proc"
 	# a root with no init: services are not started by packages (Debian's policy-rc.d)
-	printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
-	chmod 755 "$ROOT/usr/sbin/policy-rc.d"
-	cp "$(cat "$DEB/prev.path")" "$ROOT/tmp/"
+	printf '#!/bin/sh\nexit 101\n' | root_write /usr/sbin/policy-rc.d
+	in_root chmod 755 /usr/sbin/policy-rc.d
+	$SUDO cp "$(cat "$DEB/prev.path")" "$ROOT/tmp/"
 	run in_root apt-get update -q
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	run in_root apt-get install -y -q "/tmp/$(basename "$(cat "$DEB/prev.path")")"
@@ -206,9 +226,10 @@ unit_words() {
 	grep -q '^\* \* \* \* \*    courts test -x /usr/lib/courts/cron/sweep' "$ROOT/etc/cron.d/courts"
 
 	# PostgreSQL started (on its socket only), then courts-db setup: role, database, schema
-	sed -i "s/^#\{0,1\}listen_addresses = .*/listen_addresses = ''/" "$ROOT"/etc/postgresql/15/main/postgresql.conf
+	in_root sed -i "s/^#\{0,1\}listen_addresses = .*/listen_addresses = ''/" /etc/postgresql/15/main/postgresql.conf
 	run in_root pg_ctlcluster 15 main start
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	in_root head -n 1 /var/lib/postgresql/15/main/postmaster.pid >>"$DEB/servers"
 	run in_root courts-db setup
 	echo "$output"
 	[ "$status" -eq 0 ]
@@ -223,19 +244,25 @@ unit_words() {
 	[[ "$output" != *created* ]]
 }
 
+# bats test_tags=needs:root
 @test "Apache and the pools as the package set them up answer the README's player journey" {
 	[ -f "$ROOT/usr/sbin/courts-db" ]
 	# the identity provider's key: the suite's
-	cp "$JWT_PUBLIC_KEY_FILE" "$ROOT/etc/courts/jwt_public.pem"
-	chmod 644 "$ROOT/etc/courts/jwt_public.pem"
+	root_write /etc/courts/jwt_public.pem <"$JWT_PUBLIC_KEY_FILE"
+	in_root chmod 644 /etc/courts/jwt_public.pem
 	pools_start
 	port=$(free_port)
-	echo "Listen 127.0.0.1:$port" >"$ROOT/etc/apache2/ports.conf"
+	echo "Listen 127.0.0.1:$port" | root_write /etc/apache2/ports.conf
 	echo "http://127.0.0.1:$port" >"$DEB/base"
 	run in_root apache2ctl configtest
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
 	run in_root apache2ctl start
 	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	for _ in $(seq 50); do
+		[ -s "$ROOT/run/apache2/apache2.pid" ] && break
+		sleep 0.1
+	done
+	cat "$ROOT/run/apache2/apache2.pid" >>"$DEB/servers"
 	health_up
 	# the sockets are Apache's group's only
 	[ "$(in_root stat -c "%U:%G %a" /run/courts-pool/owner.sock)" = "courts:www-data 770" ]
@@ -245,9 +272,6 @@ unit_words() {
 	req GET /api/openapi.json -b "$(cat "$DEB/base")"
 	expect 200
 	[ "$HTTP_TYPE" = application/json ]
-	run curl -sS -o /dev/null -w '%{http_code} %{content_type}' -H 'Content-Length: 2000000' \
-		--data-binary @/dev/null "$(cat "$DEB/base")/api/owner/venues"
-	[ "$output" = "413 application/problem+json" ]
 	# the journey, as written, against the package's server; its checks read the root's database
 	sql() { root_sql courts "$1"; }
 	readme_journey "$(cat "$DEB/base")"
@@ -258,17 +282,20 @@ unit_words() {
 	[ ! -s "$DEB/pools.log" ] || { cat "$DEB/pools.log"; false; }
 }
 
+# bats test_tags=needs:root
 @test "upgrading to this tree's package keeps the data, migrates the database and restarts nothing by hand but the pools" {
 	[ -s "$DEB/counts" ]
 	new=$(cat "$DEB/new.path")
-	cp "$new" "$ROOT/tmp/"
+	$SUDO cp "$new" "$ROOT/tmp/"
 	# an operator's change to the settings is kept across the upgrade
-	echo 'MIN_RELIABILITY=40' >>"$ROOT/etc/courts/courts.conf"
-	run in_root apt-get install -y -q "/tmp/$(basename "$new")"
+	echo 'MIN_RELIABILITY=40' | root_write /etc/courts/courts.conf '>>'
+	# unattended, as an operator upgrades: a changed default never overwrites their file
+	run in_root apt-get install -y -q -o Dpkg::Options::=--force-confdef \
+		-o Dpkg::Options::=--force-confold "/tmp/$(basename "$new")"
 	echo "$output" | tail -n 20
 	[ "$status" -eq 0 ]
 	[ "$(in_root dpkg-query -W -f '${Version}' courts)" = "$(dpkg-deb -f "$new" Version)" ]
-	grep -qx 'MIN_RELIABILITY=40' "$ROOT/etc/courts/courts.conf"
+	in_root cat /etc/courts/courts.conf | grep -qx 'MIN_RELIABILITY=40'
 	[ "$(in_root stat -c '%U:%G %a' /etc/courts/courts.conf)" = "root:courts 640" ]
 	# the data is all there, and the schema is this version's: every migration and area
 	[ "$(root_sql courts "SELECT count(*) || ' ' || (SELECT count(*) FROM payments) || ' ' ||
@@ -283,14 +310,20 @@ unit_words() {
 	pools_stop
 	pools_start
 	health_up
-	run curl -sS "$(cat "$DEB/base")/actuator/info"
-	[[ "$output" == *"$(cat "$COURTS_ROOT/Makefile" | sed -n 's/^VERSION *:= *//p')"* ]]
+	# now this tree's programs
+	req GET /actuator/info -b "$(cat "$DEB/base")"
+	[ "$(jq -r .build <<<"$HTTP_BODY")" = "$(dpkg-deb -f "$new" Version | sed 's/.*\.g//')" ]
+	# a body far too large is refused by its length, before a pool reads it
+	run curl -sS -o /dev/null -w '%{http_code} %{content_type}' -H 'Content-Length: 2000000' \
+		--data-binary @/dev/null "$(cat "$DEB/base")/api/owner/venues"
+	[ "$output" = "413 application/problem+json" ]
 	owner=$(BUILD="$(cd "$COURTS_ROOT" && make_build)" make -s -C "$COURTS_ROOT" token SUB=olivia ROLES=OWNER)
 	req GET /api/owner/venues -t "$owner" -b "$(cat "$DEB/base")"
 	expect 200
 	[ "$(jq '.items | length' <<<"$HTTP_BODY")" -ge 1 ]
 }
 
+# bats test_tags=needs:root
 @test "remove keeps the data and the settings and turns Apache's configuration off; purge removes the settings and keeps the database" {
 	[ -f "$ROOT/usr/sbin/courts-db" ]
 	pools_stop
@@ -300,7 +333,7 @@ unit_words() {
 	[ ! -e "$ROOT/etc/apache2/conf-enabled/courts.conf" ]
 	[ ! -e "$ROOT/etc/apache2/mods-enabled/courts_limits.load" ]
 	# kept: the settings (conffiles), the state directory, the user, the database
-	grep -qx 'MIN_RELIABILITY=40' "$ROOT/etc/courts/courts.conf"
+	in_root cat /etc/courts/courts.conf | grep -qx 'MIN_RELIABILITY=40'
 	[ -f "$ROOT/etc/cron.d/courts" ]
 	[ -d "$ROOT/var/lib/courts" ]
 	in_root id courts >/dev/null
