@@ -303,7 +303,7 @@ health_up() {
 	[ "$(root_sql courts "SELECT string_agg(version, ' ' ORDER BY version) FROM schema_migrations")" = \
 		"$(cd "$COURTS_ROOT/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ' | sed 's/ $//')" ]
 	for a in "$COURTS_ROOT"/sql/areas/*.sql; do
-		[ "$(root_sql courts "SELECT sha256 FROM schema_areas WHERE area = 'areas/$(basename "$a" .sql)'")" = \
+		[ "$(root_sql courts "SELECT sha256 FROM schema_areas WHERE area = '$(basename "$a" .sql)'")" = \
 			"$(sha256sum "$a" | cut -d' ' -f1)" ] || { echo "area not at this version: $a"; false; }
 	done
 	# the new programs answer (no systemd here to restart them: done by hand as it would)
