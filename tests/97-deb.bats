@@ -242,6 +242,15 @@ health_up() {
 	run in_root courts-db setup
 	[ "$status" -eq 0 ]
 	[[ "$output" != *created* ]]
+	# with DATABASE_URL set, that database is used and nothing is created: one that cannot be
+	# reached is said so (75, run it again later) and made nowhere
+	echo 'DATABASE_URL="host=/var/run/postgresql dbname=elsewhere user=courts"' |
+		root_write /etc/courts/courts.conf '>>'
+	run in_root courts-db setup
+	[ "$status" -eq 75 ]
+	[[ "$output" == *"cannot reach the database (DATABASE_URL of /etc/courts/courts.conf)"* ]]
+	[ "$(root_sql postgres "SELECT count(*) FROM pg_database WHERE datname = 'elsewhere'")" = 0 ]
+	in_root sed -i '/^DATABASE_URL=/d' /etc/courts/courts.conf
 }
 
 # bats test_tags=needs:root
