@@ -6,6 +6,8 @@
 #   make sweep    run the cron sweeper once against the `make run` database
 #   make deliver  send the notifications outbox to NOTIFY_WEBHOOK_URL once (cron/deliver.c)
 #   make reconcile  apply the payment provider's events the ledger missed, print differences
+#   make backup   back up the `make run` database with pgBackRest (first full, then incremental)
+#   make restore  TIME=2026-12-04T13:45:00+01:00: that database as it was then, in a new data directory
 #   make bench    benchmark plain CGI and FastCGI (see bench/)
 #   make fuzz     build the libFuzzer targets of tests/fuzz/ and fuzz each for FUZZ_SECONDS
 #   make openapi  rebuild the API's description in openapi/dist/ (Node.js; commit the result)
@@ -82,12 +84,12 @@ SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-p
 # What the service needs to build and run (make run): the compiler, Apache with its modules and
 # its development files (apache/'s modules are built with apxs), PostgreSQL, the libraries,
 # openssl (the development keys) and curl and procps (scripts/stack.sh waits for the servers
-# with them); the static libraries of the lean build unless LEAN=0 is asked for (about 35
+# with them), pgbackrest (WAL archiving, make backup and make restore); the static libraries of the lean build unless LEAN=0 is asked for (about 35
 # packages and 520 MB: PostgreSQL's server headers bring clang and LLVM); pgbouncer with
 # PGBOUNCER=1.
 RUN_PACKAGES := build-essential pkg-config apache2 apache2-dev libapache2-mod-fcgid \
 	postgresql postgresql-contrib libpq-dev libcjson-dev libjwt-dev libfcgi-dev libssl-dev \
-	libcurl4-openssl-dev openssl curl procps $(if $(PGBOUNCER),pgbouncer) \
+	libcurl4-openssl-dev openssl curl procps pgbackrest $(if $(PGBOUNCER),pgbouncer) \
 	$(if $(and $(filter command line environment,$(origin LEAN)),$(filter 0,$(LEAN))),,\
 	postgresql-server-dev-all)
 # What `make deb` adds: Debian's packaging tools (the package's own build dependencies are
@@ -102,7 +104,7 @@ TOOL_PACKAGES := bats jq wrk time iproute2 libfcgi-bin clang libclang-rt-14-dev 
 	chromium systemd python3-icalendar $(DEB_PACKAGES) debootstrap
 
 .PHONY: all build programs install install-tools openapi run test unit token sweep deliver reconcile \
-	bench fuzz fuzz-build deb clean FORCE
+	backup restore bench fuzz fuzz-build deb clean FORCE
 .SECONDARY:
 
 all: build
@@ -305,6 +307,18 @@ deliver: $(DELIVER_BIN)
 
 reconcile: $(RECONCILE_BIN)
 	@scripts/sweep.sh $(RECONCILE_BIN)
+
+# Backups with pgBackRest (scripts/backup.sh; docs/operations.md, "Backups") of the `make run`
+# cluster, or of the state directory STATE=DIR. restore writes a new data directory (RESTORE_DIR,
+# default STATE/restore/<time>) and says how to start the service on it.
+STATE       ?=
+RESTORE_DIR ?=
+backup:
+	@scripts/backup.sh backup $(if $(STATE),"$(STATE)")
+
+restore:
+	@scripts/backup.sh restore "$(TIME)" $(if $(or $(STATE),$(RESTORE_DIR)),"$(or $(STATE),var)") \
+		$(if $(RESTORE_DIR),"$(RESTORE_DIR)")
 
 bench: install-tools
 	@$(MAKE) --no-print-directory build $(BENCH_NODE_MODULES)

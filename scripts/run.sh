@@ -70,6 +70,8 @@ elif why=$(var_problem); then
 fi
 
 [ -n "${DATABASE_URL:-}" ] && export EXTERNAL_DATABASE_URL=$DATABASE_URL
+# the cluster archives its WAL with pgBackRest unless PG_ARCHIVE=0 (make backup, make restore)
+export PG_ARCHIVE=${PG_ARCHIVE:-1}
 # a key pair of the operator's replaces the development one; the programs do not run here
 if [ -n "${JWT_PUBLIC_KEY_FILE:-}" ]; then
 	[[ $JWT_PUBLIC_KEY_FILE == /* ]] || JWT_PUBLIC_KEY_FILE=$PWD/$JWT_PUBLIC_KEY_FILE
@@ -96,6 +98,7 @@ courts is running ($mode) on http://127.0.0.1:$port   (Ctrl-C stops Apache and P
   health:                curl -s http://127.0.0.1:$port/actuator/health
   the API, for people:   http://127.0.0.1:$port/api/docs (OpenAPI: /api/openapi.json)
   the sweeper, once:     make sweep
+  a backup:              make backup   (WAL archived to $state/backup; make restore TIME=...)
 
 Apache's error log follows.
 MSG

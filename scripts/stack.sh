@@ -56,7 +56,52 @@ pg_conf() {
 	log_min_messages = warning
 	timezone = 'UTC'
 	CONF
+	pgbr_conf "$state"
 	pg_owner "$state/pg/courts.conf"
+}
+
+# Continuous archiving (docs/operations.md, "Backups"): with PG_ARCHIVE=1 every finished WAL
+# segment is pushed by pgBackRest to the repository of STATE/pgbackrest/pgbackrest.conf
+# (stanza courts), so that a backup and the WAL after it restore the database to any time
+# since. `make run` turns it on; the suite's clusters leave it off (they reset their tables
+# thousands of times) unless a test asks for it. archive_mode takes a restart: it is decided
+# when the cluster starts. The configuration is written at every start, as courts.conf is:
+# the state directory may have moved.
+pgbr_conf() {
+	local state=$1 dir=$1/pgbackrest repo conf
+	repo=${BACKUP_REPO:-$state/backup}
+	conf=$dir/pgbackrest.conf
+	path_ok "the backup repository" "$repo"
+	mkdir -p "$dir" "$dir/lock" "$state/log/pgbackrest" "$repo"
+	cat >"$conf" <<-CONF
+	# written by scripts/stack.sh at every start (docs/operations.md, "Backups")
+	[global]
+	repo1-path=$repo
+	repo1-retention-full=${BACKUP_RETENTION_FULL:-2}
+	start-fast=y
+	log-path=$state/log/pgbackrest
+	lock-path=$dir/lock
+	log-level-console=warn
+
+	[courts]
+	pg1-path=$state/pg
+	pg1-socket-path=$state/pgsock
+	pg1-port=5432
+	pg1-user=postgres
+	CONF
+	chmod 700 "$repo"
+	pg_owner "$dir" "$state/log/pgbackrest"
+	# the repository's files are PostgreSQL's user's, whoever made the directory
+	if is_root && [ "$(stat -c %U "$repo")" != postgres ]; then chown -R postgres:postgres "$repo"; fi
+	if [ "${PG_ARCHIVE:-0}" = 1 ]; then
+		cat >>"$state/pg/courts.conf" <<-CONF
+		archive_mode = on
+		archive_command = 'pgbackrest "--config=${conf//\'/\'\'}" --stanza=courts archive-push %p'
+		archive_timeout = ${PG_ARCHIVE_TIMEOUT:-300}
+		CONF
+	else
+		echo "archive_mode = off" >>"$state/pg/courts.conf"
+	fi
 }
 
 pg_start() {
@@ -78,6 +123,24 @@ pg_start() {
 		>/dev/null; then
 		cat "$state/log/postgresql.log" >&2
 		exit 1
+	fi
+	# a restored data directory (scripts/backup.sh restore) replays WAL up to its target and
+	# then promotes itself: it takes writes only after that
+	local deadline=$((SECONDS + 600))
+	until [ "$(as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d postgres -qtAc \
+		"SELECT pg_is_in_recovery()")" = f ]; do
+		if [ $SECONDS -gt $deadline ]; then
+			echo "stack: the cluster of $state is still recovering after 10 minutes" >&2
+			tail -n 20 "$state/log/postgresql.log" >&2
+			exit 1
+		fi
+		sleep 0.2
+	done
+	# the stanza exists before the first segment is archived (idempotent)
+	if [ "${PG_ARCHIVE:-0}" = 1 ]; then
+		as_pg pgbackrest "--config=$state/pgbackrest/pgbackrest.conf" --stanza=courts \
+			stanza-create >"$state/log/stanza-create.log" 2>&1 ||
+			{ cat "$state/log/stanza-create.log" >&2; exit 1; }
 	fi
 	as_pg "$bin/psql" -X -h "$state/pgsock" -U postgres -d postgres -qtAc \
 		"SELECT 1 FROM pg_roles WHERE rolname = 'courts'" | grep -q 1 ||
@@ -638,6 +701,16 @@ replica)
 	state=$(abs "$2") r=$(abs "$3")
 	cd /
 	replica_start "$state" "$r"
+	;;
+db)
+	# the cluster of STATE alone, no Apache (tests/77-backup.bats; a restored data directory
+	# in STATE/pg, whose courts.conf is rewritten for STATE's socket); stopped by `stop STATE`
+	state=$(abs "$2")
+	path_ok "the state directory" "$state"
+	cd /
+	chmod 755 "$state"
+	pg_start "$state"
+	write_env "$state" 0
 	;;
 replica-stop)
 	[ -d "$2" ] || exit 0

@@ -418,9 +418,12 @@ COMPLETED|5" ]
 	[ "$(sql "SELECT count(*) FROM notifications")" = 2000 ]
 }
 
-@test "the crontab runs the sweeper and the deliverer every minute, the key refresher every 15 minutes, the reconciliation hourly" {
+@test "the crontab runs the sweeper and the deliverer every minute, the key refresher every 15 minutes, the reconciliation hourly, a backup nightly" {
 	jobs=$(grep -vE '^[[:space:]]*(#|$|[A-Z_]+=)' "$COURTS_ROOT/cron/crontab")
-	[ "$(wc -l <<<"$jobs")" -eq 4 ]
+	[ "$(wc -l <<<"$jobs")" -eq 6 ]
+	# pgBackRest as PostgreSQL's user: a full backup on Sunday, an incremental one every other night
+	grep -qE '^[0-9]+ [0-9]+ \* \* 0 postgres pgbackrest --stanza=courts --type=full backup$' <<<"$jobs"
+	grep -qE '^[0-9]+ [0-9]+ \* \* 1-6 postgres pgbackrest --stanza=courts --type=incr backup$' <<<"$jobs"
 	line=$(grep '/cron/reconcile' <<<"$jobs")
 	[[ $line =~ ^[0-9]+\ \*\ \*\ \*\ \*\ [a-z_][a-z0-9_-]*\ [^\ ]*/build/cron/reconcile\ \|\ logger ]]
 	# with PAYMENT_PROVIDER=none, as shipped, it does nothing and succeeds, database or not

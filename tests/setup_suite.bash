@@ -39,7 +39,9 @@ setup_suite() {
 			echo "# pool mode: commit $BEFORE_AREAS is not in this clone: a new database" >&3
 		fi
 	fi
-	if ! UPGRADE_FROM=$from "$COURTS_ROOT/scripts/stack.sh" start "$COURTS_STATE" "$port" \
+	# no WAL archiving (scripts/stack.sh, pgbr_conf): the suite resets its tables thousands of
+	# times; tests/77-backup.bats starts a cluster of its own that archives
+	if ! PG_ARCHIVE=0 UPGRADE_FROM=$from "$COURTS_ROOT/scripts/stack.sh" start "$COURTS_STATE" "$port" \
 		"$COURTS_MODE" "$COURTS_BUILD" >"$COURTS_STATE/stack.log" 2>&1; then
 		cat "$COURTS_STATE/stack.log" >&2
 		cat "$COURTS_STATE/apache/logs/error.log" >&2 2>/dev/null || true
