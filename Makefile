@@ -84,9 +84,9 @@ SYSTEMD_UNITS := $(BUILD)/systemd/courts-pool@.service $(BUILD)/systemd/courts-p
 # What the service needs to build and run (make run): the compiler, Apache with its modules and
 # its development files (apache/'s modules are built with apxs), PostgreSQL, the libraries,
 # openssl (the development keys) and curl and procps (scripts/stack.sh waits for the servers
-# with them), pgbackrest (WAL archiving, make backup and make restore); the static libraries of the lean build unless LEAN=0 is asked for (about 35
-# packages and 520 MB: PostgreSQL's server headers bring clang and LLVM); pgbouncer with
-# PGBOUNCER=1.
+# with them), pgbackrest (WAL archiving, make backup and make restore); the static libraries
+# of the lean build unless LEAN=0 is asked for (about 35 packages and 520 MB: PostgreSQL's
+# server headers bring clang and LLVM); pgbouncer with PGBOUNCER=1.
 RUN_PACKAGES := build-essential pkg-config apache2 apache2-dev libapache2-mod-fcgid \
 	postgresql postgresql-contrib libpq-dev libcjson-dev libjwt-dev libfcgi-dev libssl-dev \
 	libcurl4-openssl-dev openssl curl procps pgbackrest $(if $(PGBOUNCER),pgbouncer) \
