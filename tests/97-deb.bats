@@ -332,7 +332,7 @@ health_up() {
 	owner=$(BUILD="$(cd "$COURTS_ROOT" && make_build)" make -s -C "$COURTS_ROOT" token SUB=olivia ROLES=OWNER)
 	req GET /api/owner/venues -t "$owner" -b "$(cat "$DEB/base")"
 	expect 200
-	[ "$(jq '.items | length' <<<"$HTTP_BODY")" -ge 1 ]
+	[ "$(jq -r '.[].name' <<<"$HTTP_BODY")" = "Club Sol" ]
 }
 
 # bats test_tags=needs:root
