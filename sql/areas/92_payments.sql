@@ -215,9 +215,11 @@ BEGIN
     SELECT * INTO m FROM match_requests WHERE id = p.match_request_id FOR UPDATE;
     SELECT * INTO p FROM payments WHERE id = p.id FOR UPDATE;
     IF p_status <> 'succeeded' THEN
-        -- a succeeded intent stays so: a late event of an earlier state changes nothing
+        -- a succeeded or cancelled intent stays so (both are final at the provider): a late
+        -- event of an earlier state changes nothing
         UPDATE payments SET provider_status = p_status
-         WHERE id = p.id AND provider_status IS DISTINCT FROM 'succeeded';
+         WHERE id = p.id AND provider_status IS DISTINCT FROM 'succeeded'
+           AND provider_status IS DISTINCT FROM 'canceled';
         RETURN 'RECORDED';
     END IF;
     IF p.status = 'PAID' THEN
