@@ -380,6 +380,8 @@ rule_place_answer(struct seq *s, int m, int k, int p, bool approve)
 		return "NOT_FOUND";
 	keep(s);
 	(void)effect_settle(s, m);
+	if (effect_active_join(mm, p) == NULL)	/* their share lapsed: freed just now */
+		return refuse(s, "NOT_FOUND");
 	pr = &mm->req[k];
 	if (!effect_request_open(mm, k, s->now)) {
 		/* closed only because its player took a place meanwhile: counted after the state
