@@ -235,6 +235,11 @@ BEGIN
                                   'expectedCurrency', lower(p.currency)), p_now
          WHERE NOT EXISTS (SELECT 1 FROM payment_issues i
                             WHERE i.payment_id = p.id AND i.kind = 'AMOUNT_MISMATCH');
+        -- a share no longer owed whose intent the sweeper was to cancel: it cannot be
+        -- cancelled now that it succeeded, and the issue says what the provider holds
+        UPDATE payments SET provider_status = p_status, client_secret = NULL,
+                            next_attempt_at = NULL
+         WHERE id = p.id AND status = 'CANCELLED';
         RETURN 'AMOUNT_MISMATCH';
     END IF;
     UPDATE payments SET provider_status = p_status WHERE id = p.id;
