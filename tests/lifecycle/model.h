@@ -248,6 +248,7 @@ struct intent {
 	long	amount, charged;
 	int	status;		/* enum pi_status */
 	bool	applied;	/* the ledger has heard it succeeded */
+	bool	settled;	/* the ledger has the answer to the sweeper's cancel */
 };
 
 /* A refund at the provider, made for one ledger refund row (its id is the key). */

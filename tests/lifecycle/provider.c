@@ -33,7 +33,7 @@ static const char cancel_what[] = "intent cancelled";
 
 static long seen_sequences, seen_events, seen_duplicates, seen_out_of_order, seen_late;
 static long seen_refunds, seen_retries, seen_failed, seen_cancelled, seen_declined;
-static long seen_lapsed, seen_lost, seen_shares;
+static long seen_lapsed, seen_lost, seen_shares, seen_mismatches;
 
 /* "pi_" and a uuid's hex digits: an id of the provider's for ledger row key. */
 static void
@@ -124,6 +124,21 @@ status_of(const char *word)
 	    strcmp(word, "failed") == 0 ? RE_FAILED : RE_PENDING;
 }
 
+/* What applying the provider's word that intent k succeeded answers, and does to the model:
+ * money of another amount than the share pays nothing (an issue for an administrator). */
+static const char *
+succeeded_word(struct seq *s, int k)
+{
+	struct intent *in = &s->pv.in[k];
+
+	if (s->matches[in->match].joins[in->join].pay == PAY_PAID)
+		return "ALREADY_PAID";
+	if (in->charged != in->amount)
+		return "AMOUNT_MISMATCH";
+	in->applied = true;
+	return rule_share_paid(s, in->match, in->join);
+}
+
 /* Delivers waiting event k through payment_event_apply at the sequence's clock; it stays
  * waiting, to come again, now and then (redeliver). */
 static int
@@ -166,8 +181,7 @@ deliver(struct run *r, struct seq *s, int k, bool redeliver)
 
 		snprintf(amount, sizeof amount, "%ld", in->charged);
 		params[6] = amount;
-		want = rule_share_paid(s, in->match, in->join);
-		in->applied = true;
+		want = succeeded_word(s, e.object);
 		seen_late += strcmp(want, "LATE_PAYMENT") == 0;
 	} else if (refund)
 		want = refund_word(&pv->re[e.object], status_of(e.status));
@@ -257,6 +271,11 @@ provider_pay(struct run *r, struct seq *s)
 	}
 	in->status = PI_SUCCEEDED;
 	in->charged = in->amount;
+	if (model_chance(s, 5)) {	/* the intent's amount changed on the way */
+		in->charged++;
+		seen_mismatches++;
+		model_log(r, ", a cent more");
+	}
 	queue(s, PE_SUCCEEDED, k, "succeeded");
 	if (j->organizer && s->matches[in->match].status == ST_PENDING_PAYMENT &&
 	    s->matches[in->match].expires > s->now && model_chance(s, 30)) {
@@ -265,8 +284,7 @@ provider_pay(struct run *r, struct seq *s)
 		pg_time(s->now, now, sizeof now);
 		params[1] = in->id;
 		model_log(r, ", and confirms the payment");
-		want = rule_share_paid(s, in->match, in->join);
-		in->applied = true;
+		want = succeeded_word(s, k);
 		return flow_outcome(r, s, confirm_what, want, &st);
 	}
 	if (model_chance(s, 55)) {
@@ -501,6 +519,11 @@ cancel_intent(struct run *r, struct seq *s, PGconn *c, const char *key, const ch
 		return -1;
 	}
 	in = &pv->in[ik];
+	if (in->settled) {
+		snprintf(r->err, sizeof r->err, "the sweeper cancels %s again: the ledger had the "
+		    "answer to its cancel", intent);
+		return -1;
+	}
 	if (!reliable && model_chance(s, 5)) {
 		model_log(r, ": the provider is down");
 		seen_lost++;
@@ -511,18 +534,18 @@ cancel_intent(struct run *r, struct seq *s, PGconn *c, const char *key, const ch
 		snprintf(amount, sizeof amount, "%ld", in->charged);
 		snprintf(minrel, sizeof minrel, "%d", s->min_reliability);
 		model_log(r, ": it was paid");
+		in->settled = true;
 		if (call(r, c, "SELECT payment_intent_apply($1, $2, $3, $4::bigint, $5, $6::int, "
 		    "$7::timestamptz)", 7, params, got, sizeof got) != 0)
 			return -1;
-		in->applied = true;
-		return expect(r, cancel_what, got, rule_share_paid(s, in->match, in->join)) == 0 ?
-		    1 : -1;
+		return expect(r, cancel_what, got, succeeded_word(s, ik)) == 0 ? 1 : -1;
 	}
 	if (in->status == PI_OPEN) {
 		in->status = PI_CANCELED;
 		queue(s, PE_CANCELED, ik, "canceled");
 		seen_cancelled++;
 	}
+	in->settled = true;
 	if (call(r, c, "SELECT payment_intent_cancelled($1::uuid)", 1, (const char *[]){ key },
 	    got, sizeof got) != 0)
 		return -1;
@@ -662,6 +685,7 @@ reconcile(struct run *r, struct seq *s)
 	const char *params[1] = { q.matches };
 	PGresult *res;
 	long charged = 0, known = 0;
+	bool mismatch = false;
 	int i, k, f, n;
 
 	check_query(s, false, &q);
@@ -679,7 +703,9 @@ reconcile(struct run *r, struct seq *s)
 	    "               WHERE i.payment_id = x.id AND i.kind = 'REFUND_FAILED' "
 	    "                 AND i.resolved_at IS NULL)), "
 	    "       p.status = 'CANCELLED' AND p.provider IS NOT NULL "
-	    "       AND p.provider_status IS DISTINCT FROM 'canceled' "
+	    "       AND p.provider_status IS DISTINCT FROM 'canceled', "
+	    "       (SELECT count(*) FROM payment_issues i WHERE i.payment_id = p.id "
+	    "           AND i.kind = 'AMOUNT_MISMATCH' AND i.resolved_at IS NULL) "
 	    "  FROM payments p "
 	    " WHERE p.match_request_id = ANY ($1::uuid[]) AND p.kind = 'PAYMENT'", 1, params);
 	if (res == NULL) {
@@ -690,21 +716,31 @@ reconcile(struct run *r, struct seq *s)
 	for (i = 0; i < n; i++) {
 		const char *ref = PQgetisnull(res, i, 1) ? NULL : PQgetvalue(res, i, 1);
 		long kept = strtol(PQgetvalue(res, i, 2), NULL, 10), net = 0;
+		bool other = false, issue = strcmp(PQgetvalue(res, i, 6), "0") != 0;
 
 		if ((k = intent_by_id(pv, ref)) >= 0) {
 			net = pv->in[k].charged;
 			for (f = 0; f < pv->nre; f++)
 				if (pv->re[f].intent == k && pv->re[f].status == RE_SUCCEEDED)
 					net -= pv->re[f].amount;
+			other = pv->in[k].status == PI_SUCCEEDED &&
+			    pv->in[k].charged != pv->in[k].amount;
 			known++;
 		}
-		if (kept != net || (ref != NULL && k < 0) || strcmp(PQgetvalue(res, i, 3), "0") ||
-		    strcmp(PQgetvalue(res, i, 4), "0") || strcmp(PQgetvalue(res, i, 5), "f")) {
+		/* money of another amount: the ledger keeps nothing of it, an open issue says
+		 * what the provider has, and no call can cancel its intent */
+		if (other ? kept != 0 || !issue : kept != net || issue ||
+		    strcmp(PQgetvalue(res, i, 5), "f") != 0)
+			mismatch = true;
+		if (mismatch || (ref != NULL && k < 0) || strcmp(PQgetvalue(res, i, 3), "0") ||
+		    strcmp(PQgetvalue(res, i, 4), "0")) {
 			snprintf(r->err, sizeof r->err, "payment %s (%s): the ledger keeps %ld, the "
-			    "provider charged less refunded %ld; %s refunds pending, %s failed with "
-			    "no issue, intent cancelled there: %s", PQgetvalue(res, i, 0),
-			    ref != NULL ? ref : "no intent", kept, net, PQgetvalue(res, i, 3),
-			    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5)[0] == 't' ? "no" : "yes");
+			    "provider charged less refunded %ld%s; %s refunds pending, %s failed with "
+			    "no issue, intent cancelled there: %s, amount issue: %s",
+			    PQgetvalue(res, i, 0), ref != NULL ? ref : "no intent", kept, net,
+			    other ? " (another amount)" : "", PQgetvalue(res, i, 3),
+			    PQgetvalue(res, i, 4), PQgetvalue(res, i, 5)[0] == 't' ? "no" : "yes",
+			    issue ? "open" : "none");
 			PQclear(res);
 			return -1;
 		}
@@ -749,6 +785,11 @@ provider_finish(struct run *r, struct seq *s)
 		if (made == 0 && pv->nev == 0)
 			break;
 	}
+	if (round == 12) {
+		snprintf(r->err, sizeof r->err, "the sweeper still calls the provider after %d "
+		    "runs with every event delivered", round);
+		return -1;
+	}
 	if (flow_state(r, s) != 0)
 		return -1;
 	seen_sequences++;
@@ -767,8 +808,9 @@ provider_summary(void)
 		return;
 	printf("# provider: sequences %ld, shares %ld, events %ld (duplicates %ld, out of order "
 	    "%ld), declined %ld, lapsed shares %ld, late payments %ld, refunds sent %ld "
-	    "(retried %ld, failed %ld), intents cancelled %ld, calls unanswered %ld\n",
+	    "(retried %ld, failed %ld), intents cancelled %ld, calls unanswered %ld, "
+	    "mismatches %ld\n",
 	    seen_sequences, seen_shares, seen_events, seen_duplicates, seen_out_of_order,
 	    seen_declined, seen_lapsed, seen_late, seen_refunds, seen_retries, seen_failed,
-	    seen_cancelled, seen_lost);
+	    seen_cancelled, seen_lost, seen_mismatches);
 }
