@@ -26,10 +26,12 @@
  * provider's word (its event, the organizer's confirm-payment, the sweeper finding an intent
  * it meant to cancel paid); a share not paid in time frees its place (UNPAID), a match is
  * MATCHED only once every place is paid, and money that comes after the place was freed is
- * taken and refunded in full. Refunds are PENDING until the sweeper sent them and the
- * provider settled them. After every step no refund was sent twice or exceeds its charge;
- * at the end of a sequence, once every event is delivered and every call made, the provider
- * charged minus what it refunded is, share by share, what the ledger says the club keeps.
+ * taken and refunded in full, money of another amount pays nothing (an issue). Refunds are
+ * PENDING until the sweeper sent them and the provider settled them. As the calls come no
+ * refund is sent twice or exceeds its charge, and no intent is cancelled twice; at the end
+ * of a sequence, once every event is delivered and every call made, the provider charged
+ * minus what it refunded is, share by share, what the ledger says the club keeps (or an open
+ * issue says why not).
  *
  * The model's matches are PUBLIC and competitive (the defaults), its players never rated:
  * a player's level is the declared one, INTERMEDIATE or ADVANCED, and one of another level

@@ -11,8 +11,10 @@
  * uncharged is refunded, every intent cancelled is of a share the model cancelled. At the end
  * of a sequence, once every event is delivered and every call made: per share, what the
  * provider charged minus what it refunded is what the ledger says the club keeps (its PAID
- * amount less its REFUNDED refunds), no refund is left PENDING, a refund the provider failed
- * is an open issue, and the provider took no money the ledger does not know of. */
+ * amount less its REFUNDED refunds), or, for money of another amount than the share (now and
+ * then the provider charges a cent more), the ledger keeps nothing and an open issue names
+ * it; no refund is left PENDING, a refund the provider failed is an open issue, the sweeper
+ * has stopped calling, and the provider took no money the ledger does not know of. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
