@@ -249,7 +249,6 @@ struct intent {
 	int	match, join;	/* the share: its match and join */
 	long	amount, charged;
 	int	status;		/* enum pi_status */
-	bool	applied;	/* the ledger has heard it succeeded */
 	bool	settled;	/* the ledger has the answer to the sweeper's cancel */
 };
 

@@ -100,8 +100,8 @@ queue(struct seq *s, int type, int object, const char *status)
 	snprintf(pv->ev[pv->nev - 1].status, sizeof pv->ev[0].status, "%s", status);
 }
 
-/* What the ledger's refund row of refund k answers to the provider's status, and what it
- * says then (payment_refund_apply). */
+/* What the ledger's row of refund f answers to the provider's status, and what it says
+ * then (payment_refund_apply). */
 static const char *
 refund_word(struct prefund *f, int status)
 {
@@ -132,13 +132,15 @@ static const char *
 succeeded_word(struct seq *s, int k)
 {
 	struct intent *in = &s->pv.in[k];
+	const char *word;
 
 	if (s->matches[in->match].joins[in->join].pay == PAY_PAID)
 		return "ALREADY_PAID";
 	if (in->charged != in->amount)
 		return "AMOUNT_MISMATCH";
-	in->applied = true;
-	return rule_share_paid(s, in->match, in->join);
+	word = rule_share_paid(s, in->match, in->join);
+	seen_late += strcmp(word, "LATE_PAYMENT") == 0;
+	return word;
 }
 
 /* Delivers waiting event k through payment_event_apply at the sequence's clock; it stays
@@ -165,6 +167,10 @@ deliver(struct run *r, struct seq *s, int k, bool redeliver)
 	params[4] = refund ? pv->re[e.object].key : NULL;
 	params[5] = e.status;
 	params[6] = NULL;
+	if (e.type == PE_SUCCEEDED) {	/* the amount received */
+		snprintf(amount, sizeof amount, "%ld", pv->in[e.object].charged);
+		params[6] = amount;
+	}
 	params[7] = refund ? NULL : "eur";
 	params[8] = refund && strcmp(e.status, "failed") == 0 ? "expired_or_canceled_card" : NULL;
 	params[9] = minrel;
@@ -178,14 +184,9 @@ deliver(struct run *r, struct seq *s, int k, bool redeliver)
 	if (e.sent > 0) {
 		want = "DUPLICATE";
 		seen_duplicates++;
-	} else if (e.type == PE_SUCCEEDED) {
-		struct intent *in = &pv->in[e.object];
-
-		snprintf(amount, sizeof amount, "%ld", in->charged);
-		params[6] = amount;
+	} else if (e.type == PE_SUCCEEDED)
 		want = succeeded_word(s, e.object);
-		seen_late += strcmp(want, "LATE_PAYMENT") == 0;
-	} else if (refund)
+	else if (refund)
 		want = refund_word(&pv->re[e.object], status_of(e.status));
 	seen_events++;
 	if (redeliver && e.sent < 2 && model_chance(s, 30))
