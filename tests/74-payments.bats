@@ -392,6 +392,21 @@ join_link() {
 	[ "$(sql "SELECT count(*) FROM payment_events WHERE outcome = 'IGNORED'")" -ge 1 ]
 }
 
+@test "a cancelled PaymentIntent stays cancelled whatever earlier event of it comes late" {
+	create
+	echo no >"$STAND/deliver"
+	stand_in POST "/_stand-in/payment_intents/$PI/fail"
+	sql "UPDATE match_requests SET expires_at = now() - interval '1 second' WHERE id = '$MATCH'"
+	sweep
+	[ "$(sql "SELECT status || ' ' || provider_status FROM payments WHERE id = '$PAYMENT'")" = "CANCELLED canceled" ]
+	# the cancellation's event first, the failure from before it last
+	echo yes >"$STAND/deliver"
+	stand_in POST "/_stand-in/deliver?order=reverse"
+	[ "$(jq -r '.[] | .status' <<<"$STAND_BODY" | sort -u)" = 200 ]
+	[ "$(sql "SELECT count(*) FROM payment_events WHERE type = 'payment_intent.payment_failed' AND outcome = 'RECORDED'")" = 1 ]
+	[ "$(sql "SELECT status || ' ' || provider_status FROM payments WHERE id = '$PAYMENT'")" = "CANCELLED canceled" ]
+}
+
 @test "a payment of another amount is an issue for an administrator and pays nothing" {
 	create
 	stand_in POST "/_stand-in/payment_intents/$PI/pay?amount=400"
@@ -403,6 +418,52 @@ join_link() {
 	expect_problem 409 PAYMENT_NOT_RECEIVED
 	[[ $(jqr .detail) == *"another amount or currency"* ]]
 	[ "$(sql "SELECT count(*) FROM payment_issues")" = 1 ]
+}
+
+@test "money of another amount for a share whose place was freed is an issue, and the sweeper stops asking to cancel its intent" {
+	create
+	echo no >"$STAND/deliver"
+	stand_in POST "/_stand-in/payment_intents/$PI/pay?amount=400"
+	sql "UPDATE match_requests SET expires_at = now() - interval '1 second' WHERE id = '$MATCH'"
+	sweep
+	[ "$(match_status)" = CANCELLED ]
+	[ "$(requests_to "^/v1/payment_intents/$PI/cancel\$" | wc -l)" = 1 ]
+	[ "$(sql "SELECT kind || ' ' || (detail->>'received') FROM payment_issues WHERE payment_id = '$PAYMENT'")" = "AMOUNT_MISMATCH 400" ]
+	# nothing is paid, and nothing is due: a succeeded intent cannot be cancelled
+	[ "$(sql "SELECT status || ' ' || provider_status || ' ' || (next_attempt_at IS NULL) FROM payments WHERE id = '$PAYMENT'")" = "CANCELLED succeeded true" ]
+	[ "$(sql "SELECT count(*) FROM payments_due(100, now() + interval '1 day') WHERE id = '$PAYMENT'")" = 0 ]
+	# the event, late, changes nothing more
+	echo yes >"$STAND/deliver"
+	stand_in POST "/_stand-in/deliver"
+	[ "$(sql "SELECT outcome FROM payment_events WHERE type = 'payment_intent.succeeded'")" = AMOUNT_MISMATCH ]
+	[ "$(sql "SELECT count(*) FROM payment_issues")" = 1 ]
+	[ "$(sql "SELECT count(*) FROM payments WHERE refund_of = '$PAYMENT'")" = 0 ]
+}
+
+@test "a player whose share lapsed is no longer in the match: leaving, an absence or answering a place request is 404 and writes nothing" {
+	paid_match
+	join_link ana TEAM_B
+	fixture_player sub INTERMEDIATE 40.42 -3.70 >/dev/null
+	fixture_player adv ADVANCED 40.42 -3.70 >/dev/null
+	req POST "/api/match/requests/$MATCH/place-requests" -b "$PAY_URL" -t "$(token adv)"
+	expect 201
+	PR=$(jqr .id)
+	sql "UPDATE payments SET expires_at = now() - interval '1 second' WHERE id = '$SHARE'"
+	req DELETE "/api/match/requests/$MATCH/leave" -b "$PAY_URL" -t "$(token ana)" \
+		-d "{\"substitutePlayerId\": \"$(user_id sub)\"}"
+	expect_problem 404 NOT_FOUND
+	req POST "/api/match/requests/$MATCH/absence" -b "$PAY_URL" -t "$(token ana)"
+	expect_problem 404 NOT_FOUND
+	req POST "/api/match/place-requests/$PR/approve" -b "$PAY_URL" -t "$(token ana)"
+	expect_problem 404 NOT_FOUND
+	[ "$(sql "SELECT count(*) FROM notifications WHERE type IN ('PLAYER_ABSENT', 'HANDOVER_OFFERED')")" = 0 ]
+	[ "$(sql "SELECT count(*) FROM match_handovers")" = 0 ]
+	[ "$(sql "SELECT count(*) FROM reliability_events")" = 0 ]
+	[ "$(sql "SELECT count(*) FROM place_request_answers")" = 0 ]
+	# the sweeper frees the place as it frees any lapsed share
+	sweep
+	[ "$(sql "SELECT left_reason FROM match_players WHERE player_id = '$(user_id ana)'")" = UNPAID ]
+	[ "$(sql "SELECT count(*) FROM notifications WHERE type = 'PLAYER_LEFT' AND recipient_id = '$ORG'")" = 1 ]
 }
 
 @test "the provider down or silent at create: 503 within its timeout, nothing held, and the retry runs again" {

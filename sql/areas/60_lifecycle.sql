@@ -651,7 +651,8 @@ COMMENT ON FUNCTION match_decline_invitation(uuid, uuid, timestamptz) IS
 -- first, the join ended (LEFT or ABSENT), a MATCHED match OPEN again, the others told
 -- PLAYER_LEFT or PLAYER_ABSENT. A named p_substitute is handed the place first
 -- (match_handover_start, sql/areas/65_places.sql); then the places no one holds are offered
--- to the waiting list. Returns the join that ended.
+-- to the waiting list. Returns the join that ended; 404 NOT_FOUND when the settling freed the
+-- player's own place (a share owed past its window: they were no longer in the match).
 CREATE OR REPLACE FUNCTION match_withdraw(m match_requests, p_player uuid, p_event text, p_now timestamptz,
                                           p_substitute uuid DEFAULT NULL, p_min_reliability integer DEFAULT 0,
                                           p_late boolean DEFAULT false)
@@ -666,6 +667,11 @@ BEGIN
     UPDATE match_players SET left_at = p_now, left_reason = CASE p_event WHEN 'LEAVE' THEN 'LEFT' ELSE 'ABSENT' END
      WHERE match_request_id = m.id AND player_id = p_player AND left_at IS NULL AND role = 'PLAYER'
     RETURNING id, team INTO v_entry, v_team;
+    IF v_entry IS NULL THEN
+        -- the settling just freed the player's place: their share was owed past its window
+        -- (match_shares_lapse, sql/areas/92_payments.sql), so they are no longer in the match
+        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Match request not found.');
+    END IF;
     PERFORM match_move(ARRAY[m.id], p_event, p_now);
     PERFORM notify(match_active_players(m.id), CASE p_event WHEN 'LEAVE' THEN 'PLAYER_LEFT' ELSE 'PLAYER_ABSENT' END,
                    jsonb_build_object('matchRequestId', m.id, 'playerId', p_player), p_now);

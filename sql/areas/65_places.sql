@@ -564,7 +564,8 @@ COMMENT ON FUNCTION place_request_create(uuid, uuid, text, text, timestamptz) IS
     'PLACE REQUEST: a player of another level asks the players of a competitive match for a place.';
 
 -- APPROVE or REJECT (p_approve) place request p_request by p_player, a player currently in
--- its match. 404 NOT_FOUND (unknown, or the caller not in the match), 409 PLACE_REQUEST_CLOSED
+-- its match. 404 NOT_FOUND (unknown, or the caller not in the match, also when the settling
+-- freed their place: a share owed past its window), 409 PLACE_REQUEST_CLOSED
 -- (not open: approved already, its player in the match, or the match over, confirmed or
 -- started). A repeat changes nothing; an answer may change while the request is open.
 -- Returns the request's status.
@@ -586,6 +587,12 @@ BEGIN
         PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Place request not found.');
     END IF;
     PERFORM match_offers_settle(m.id, p_now);
+    -- the settling frees the places of shares owed past their window, the caller's too
+    -- (sql/areas/92_payments.sql): then they are no longer in the match
+    IF NOT EXISTS (SELECT 1 FROM match_players WHERE match_request_id = m.id
+                      AND player_id = p_player AND left_at IS NULL) THEN
+        PERFORM lifecycle_fail(404, 'NOT_FOUND', 'Place request not found.');
+    END IF;
     SELECT * INTO pr FROM place_requests WHERE id = p_request FOR UPDATE;
     IF NOT place_request_open(pr, m, p_now) THEN
         PERFORM lifecycle_fail(409, 'PLACE_REQUEST_CLOSED',

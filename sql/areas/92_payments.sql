@@ -215,9 +215,11 @@ BEGIN
     SELECT * INTO m FROM match_requests WHERE id = p.match_request_id FOR UPDATE;
     SELECT * INTO p FROM payments WHERE id = p.id FOR UPDATE;
     IF p_status <> 'succeeded' THEN
-        -- a succeeded intent stays so: a late event of an earlier state changes nothing
+        -- a succeeded or cancelled intent stays so (both are final at the provider): a late
+        -- event of an earlier state changes nothing
         UPDATE payments SET provider_status = p_status
-         WHERE id = p.id AND provider_status IS DISTINCT FROM 'succeeded';
+         WHERE id = p.id AND provider_status IS DISTINCT FROM 'succeeded'
+           AND provider_status IS DISTINCT FROM 'canceled';
         RETURN 'RECORDED';
     END IF;
     IF p.status = 'PAID' THEN
@@ -233,6 +235,11 @@ BEGIN
                                   'expectedCurrency', lower(p.currency)), p_now
          WHERE NOT EXISTS (SELECT 1 FROM payment_issues i
                             WHERE i.payment_id = p.id AND i.kind = 'AMOUNT_MISMATCH');
+        -- a share no longer owed whose intent the sweeper was to cancel: it cannot be
+        -- cancelled now that it succeeded, and the issue says what the provider holds
+        UPDATE payments SET provider_status = p_status, client_secret = NULL,
+                            next_attempt_at = NULL
+         WHERE id = p.id AND status = 'CANCELLED';
         RETURN 'AMOUNT_MISMATCH';
     END IF;
     UPDATE payments SET provider_status = p_status WHERE id = p.id;

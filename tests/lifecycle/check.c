@@ -29,7 +29,7 @@ const char *const ho_status_names[] = { "OPEN", "REFILLED", "LAPSED" };
 const char *const wait_end_names[] = { "-", "LEFT", "OFFERED", "JOINED", "MATCH_ENDED" };
 static const char *const wait_team_names[] = { "TEAM_A", "TEAM_B", "ANY" };
 const char *const pay_names[] = { "PENDING", "PAID", "CANCELLED" };
-const char *const left_names[] = { "-", "LEFT", "ABSENT" };
+const char *const left_names[] = { "-", "LEFT", "ABSENT", "UNPAID" };
 const char *const rel_names[] = { "NO_SHOW", "LATE_ABSENCE", "ATTENDED" };
 const char *const note_names[] = { "PLAYER_JOINED", "MATCH_FULL", "PLAYER_LEFT", "PLAYER_ABSENT",
 	"MATCH_INVITATION", "SUBSTITUTE_INVITATION", "MATCH_CONFIRMED", "MATCH_CANCELLED",
@@ -100,11 +100,12 @@ model_lines(const struct seq *s, struct lines *out)
 		for (k = 0; k < m->njoins; k++) {
 			const struct join *j = &m->joins[k];
 
-			line(out, "J m%d p%d %s %s %s %s %s %s %s", i, j->player,
+			line(out, "J m%d p%d %s %s %s %s %s %s %s %s", i, j->player,
 			    j->team == 0 ? "TEAM_A" : "TEAM_B",
 			    j->organizer ? "ORGANIZER" : "PLAYER",
 			    j->checked_in ? "in" : "out", left_names[j->left], pay_names[j->pay],
-			    money(j->paid, a, sizeof a), money(j->refunded, b, sizeof b));
+			    money(j->paid, a, sizeof a), money(j->refunded, b, sizeof b),
+			    provider_refund_status(s, j));
 		}
 		for (q = 0; q < MAX_PLAYERS; q++) {
 			bool held = effect_holds_place(m->inv_kind[q]);
@@ -157,7 +158,10 @@ model_lines(const struct seq *s, struct lines *out)
     "mp AS (SELECT * FROM match_players WHERE player_id = ANY ($2::uuid[])), " \
     "pay AS (SELECT * FROM payments WHERE match_request_id = ANY ($1::uuid[])), " \
     "jp AS (SELECT mp.*, p.id AS pay_id, p.status AS pay_status, p.amount AS paid, " \
-    "              r.amount AS refunded " \
+    "              p.provider AS pay_provider, p.expires_at AS pay_expires, " \
+    "              p.updated_at AS pay_updated, " \
+    "              r.amount AS refunded, " \
+    "              r.status AS refund_status " \
     "         FROM mp " \
     "         LEFT JOIN pay p ON p.entry_id = mp.id AND p.kind = 'PAYMENT' " \
     "         LEFT JOIN pay r ON r.refund_of = p.id AND r.kind = 'REFUND'), " \
@@ -205,7 +209,8 @@ static const char state_sql[] = SEQUENCE_ROWS
     "       concat_ws(' ', jp.team, jp.role, "
     "                 CASE WHEN jp.checked_in_at IS NULL THEN 'out' ELSE 'in' END, "
     "                 COALESCE(jp.left_reason, '-'), COALESCE(jp.pay_status, 'NONE'), "
-    "                 COALESCE(jp.paid::text, '-'), COALESCE(jp.refunded, 0.00)::text), NULL "
+    "                 COALESCE(jp.paid::text, '-'), COALESCE(jp.refunded, 0.00)::text, "
+    "                 COALESCE(jp.refund_status, '-')), NULL "
     "  FROM jp "
     "UNION ALL "
     "SELECT 'I', i.match_request_id::text, i.player_id::text, "
@@ -343,14 +348,18 @@ static const char state_sql[] = SEQUENCE_ROWS
     "        OR (n.type = 'PLACE_REQUEST_APPROVED' "
     "            AND (q.status <> 'APPROVED' OR n.created_at <> q.decided_at "
     "                 OR (n.payload->>'invitationId') IS DISTINCT FROM q.invitation_id::text))) "
-    /* a refund gives back in full a PAID payment of the same player and match, once */
+    /* a refund gives back in full a PAID payment of the same player and match, once: at
+     * once without a provider, else through it (PENDING until it settled) */
     "UNION ALL "
     "SELECT 'X', r.match_request_id::text, NULL, 'refund ' || r.id || "
     "       ' does not give back a PAID payment of its player and match in full', NULL "
     "  FROM pay r LEFT JOIN payments p ON p.id = r.refund_of "
     " WHERE r.kind = 'REFUND' "
     "   AND (p.id IS NULL OR p.kind <> 'PAYMENT' OR p.status <> 'PAID' "
-    "        OR r.status <> 'REFUNDED' OR p.player_id <> r.player_id "
+    "        OR r.provider IS DISTINCT FROM p.provider "
+    "        OR (r.provider IS NULL AND r.status <> 'REFUNDED') "
+    "        OR r.status NOT IN ('PENDING', 'REFUNDED', 'FAILED') "
+    "        OR p.player_id <> r.player_id "
     "        OR p.match_request_id <> r.match_request_id OR p.amount <> r.amount) "
     "UNION ALL "
     "SELECT 'X', NULL, NULL, 'payment ' || refund_of || ' refunded ' || count(*) || ' times', "
@@ -365,7 +374,10 @@ static const char state_sql[] = SEQUENCE_ROWS
     /* per join, one payment, and paid minus refunded is what the player owes: the share
      * while in the match, after an absence or once played; nothing after leaving, while the
      * hold awaits payment, or after a cancellation, but for the organizer's share when the
-     * organizer called a paid match off less than organizer_refund_notice ahead */
+     * organizer called a paid match off less than organizer_refund_notice ahead; with a
+     * provider nothing while a share is owed or once it was cancelled unpaid, and nothing
+     * after its place was freed unpaid or its player reported absent while it was owed
+     * (money that came later is given back) */
     "UNION ALL "
     "SELECT 'X', jp.match_request_id::text, jp.player_id::text, 'join ' || jp.id || ': ' || "
     "       count(DISTINCT jp.pay_id) || ' payments, paid - refunded = ' || "
@@ -381,9 +393,14 @@ static const char state_sql[] = SEQUENCE_ROWS
     "                            THEN m.court_price - m.price_per_player * (2 * m.team_size - 1) "
     "                            ELSE m.price_per_player END AS share) sh "
     " CROSS JOIN LATERAL (SELECT CASE "
-    "       WHEN jp.left_reason = 'LEFT' THEN 0 "
+    "       WHEN jp.left_reason IN ('LEFT', 'UNPAID') THEN 0 "
+    "       WHEN (jp.pay_provider IS NOT NULL OR jp.pay_expires IS NOT NULL) "
+    "            AND jp.pay_status IN ('PENDING', 'CANCELLED') "
+    "            THEN 0 "
     "       WHEN jp.left_reason = 'ABSENT' AND EXISTS (SELECT 1 FROM match_handovers h "
     "            WHERE h.entry_id = jp.id AND h.status = 'REFILLED') THEN 0 "
+    "       WHEN jp.left_reason = 'ABSENT' AND jp.pay_expires IS NOT NULL "
+    "            AND jp.pay_updated >= jp.left_at THEN 0 "
     "       WHEN jp.left_reason = 'ABSENT' THEN sh.share "
     "       WHEN m.status = 'PENDING_PAYMENT' THEN 0 "
     "       WHEN m.status = 'CANCELLED' AND jp.role = 'ORGANIZER' "

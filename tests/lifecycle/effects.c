@@ -280,9 +280,40 @@ effect_refill(struct seq *s, int m, int p, int team)
 	effect_notify(s, h->player, N_PLACE_HANDED_OVER, m, k > 0 ? k : -1);
 }
 
+/* The joins of match m whose share is owed past its window end UNPAID, their payments
+ * cancelled: each is told PAYMENT_EXPIRED and the players still in the match PLAYER_LEFT of
+ * each, the places are offered on, and the place requests decided again as the call commits
+ * (match_shares_lapse, and the deferred trigger of a leave). No reliability is lost. */
+static void
+lapse_shares(struct seq *s, int m)
+{
+	struct match *mm = &s->matches[m];
+	int lapsed[MAX_JOINS], n = 0, i, k;
+
+	for (i = 0; i < mm->njoins; i++) {
+		struct join *j = &mm->joins[i];
+
+		if (j->left != LEFT_NONE || j->pay != PAY_PENDING || j->expires == 0 ||
+		    j->expires > s->now)
+			continue;
+		j->left = LEFT_UNPAID;
+		j->pay = PAY_CANCELLED;
+		lapsed[n++] = j->player;
+	}
+	if (n == 0)
+		return;
+	for (k = 0; k < n; k++)
+		effect_notify(s, lapsed[k], N_PAYMENT_EXPIRED, m, -1);
+	for (k = 0; k < n; k++)
+		effect_notify_players(s, m, N_PLAYER_LEFT, -1);
+	effect_offer_places(s, m);
+	s->pv.decide[m] = true;
+}
+
 /* Lapsed offers, hand-overs and granted places of match m -> EXPIRED; hand-over windows that
  * closed -> LAPSED with their late penalties; the places offered on, a hand-over's then
- * passed on (match_offers_settle). Returns how many offers, hand-overs and places lapsed. */
+ * passed on (match_offers_settle); shares owed past their window lapse first. Returns how
+ * many offers, hand-overs and places lapsed. */
 long
 effect_settle(struct seq *s, int m)
 {
@@ -291,6 +322,7 @@ effect_settle(struct seq *s, int m)
 	bool handover = false;
 	int q, kind = REL_LATE_ABSENCE;
 
+	lapse_shares(s, m);
 	for (q = 0; q < MAX_PLAYERS; q++)
 		if (mm->inv[q] == INV_PENDING && effect_holds_place(mm->inv_kind[q]) &&
 		    mm->inv_expires[q] <= s->now) {
@@ -546,4 +578,37 @@ effect_decide_open(struct seq *s, int m)
 			model_count("place request decided by a leave",
 			    pr_status_names[pr->status]);
 	}
+}
+
+/* Once every place of OPEN match m is taken and paid: MATCHED, its pending invitations
+ * expired, its players told (match_fill). */
+void
+effect_fill(struct seq *s, int m)
+{
+	struct match *mm = &s->matches[m];
+	int i;
+
+	if (mm->status != ST_OPEN ||
+	    effect_team_count(mm, 0) + effect_team_count(mm, 1) < 2 * mm->team_size)
+		return;
+	for (i = 0; i < mm->njoins; i++)
+		if (mm->joins[i].left == LEFT_NONE && mm->joins[i].pay == PAY_PENDING)
+			return;
+	(void)effect_move(mm, EV_JOIN);
+	(void)effect_expire_invitations(mm);
+	effect_notify_players(s, m, N_MATCH_FULL, -1);
+}
+
+/* A call that freed places of lapsed shares commits: the place requests of those matches
+ * are decided again (the deferred trigger of a leave). */
+void
+effect_decide_lapsed(struct seq *s)
+{
+	int m;
+
+	for (m = 0; m < s->nmatches; m++)
+		if (s->pv.decide[m]) {
+			s->pv.decide[m] = false;
+			effect_decide_open(s, m);
+		}
 }

@@ -9,8 +9,8 @@
 
 const char *const action_names[] = { "hold", "series", "pay", "accept", "decline",
 	"join by link", "leave", "absence", "check-in", "cancel", "cancel series", "waitlist",
-	"leave waitlist", "join from feed", "place request", "place answer", "clock", "sweep",
-	"edge" };
+	"leave waitlist", "join from feed", "place request", "place answer", "provider event",
+	"clock", "sweep", "edge" };
 
 /* The outcome counted for a series made with a date skipped. */
 static const char series_skipping[] = "series with a date skipped";
@@ -65,6 +65,7 @@ flow_call(struct run *r, struct seq *s, int action, const char *want, const stru
 	struct outcome o;
 	int i, rc = 0;
 
+	effect_decide_lapsed(s);
 	memcpy(all, st, (size_t)n * sizeof *st);
 	check_query(s, false, &q);
 	all[n] = q.st;
@@ -151,6 +152,39 @@ flow_series(struct run *r, struct seq *s, const char *want, const struct stmt *s
 	}
 	PQclear(res);
 	return flow_state(r, s);
+}
+
+int
+flow_outcome(struct run *r, struct seq *s, const char *what, const char *want,
+    const struct stmt *st)
+{
+	struct stmt all[2];
+	PGresult *res[2];
+	struct state_query q;
+	struct outcome o;
+	const char *got;
+
+	effect_decide_lapsed(s);
+	check_query(s, false, &q);
+	all[0] = *st;
+	all[1] = q.st;
+	if (pg_pipeline(r->pg->main, all, 2, res) != 0) {
+		clear(res, 2);
+		snprintf(r->err, sizeof r->err, "the database went away: %s",
+		    PQerrorMessage(r->pg->main));
+		return -1;
+	}
+	pg_outcome(r->pg->main, res[0], &o);
+	got = o.code[0] != '\0' ? o.code : o.value;
+	model_log(r, " -> %s\n", got);
+	model_count(what, got);
+	if (strcmp(got, want) != 0) {
+		PQclear(res[1]);
+		snprintf(r->err, sizeof r->err, "%s answered %s, the model expects %s", what, got,
+		    want);
+		return -1;
+	}
+	return compare(r, s, res[1], NULL, 0);
 }
 
 /* Reads the state back and compares it with the model; 0, or -1 with r->err. */
@@ -288,6 +322,37 @@ static bool
 awaits_payment(const struct seq *s, int m)
 {
 	return s->matches[m].status == ST_PENDING_PAYMENT && s->matches[m].expires > s->now;
+}
+
+/* A match with a join's share owed (with a provider). */
+static bool
+owes(const struct seq *s, int m)
+{
+	int i;
+
+	for (i = 0; i < s->matches[m].njoins; i++)
+		if (s->matches[m].joins[i].left == LEFT_NONE &&
+		    s->matches[m].joins[i].pay == PAY_PENDING && s->matches[m].joins[i].expires > 0)
+			return true;
+	return false;
+}
+
+/* A sweeper run, or two at once, and with a provider the sweeper's calls to it. */
+static int
+sweep(struct run *r, struct seq *s, int sweepers, int limit)
+{
+	int rc = flow_sweep(r, s, sweepers, limit);
+
+	if (rc == 0 && s->provider)
+		rc = provider_sweep(r, s, sweepers);
+	return rc;
+}
+
+/* PAY: without a provider the organizer's word, with one a payer paying there. */
+static int
+pay(struct run *r, struct seq *s, int m)
+{
+	return s->provider ? provider_pay(r, s) : act_pay(r, s, m);
 }
 
 static bool
@@ -537,7 +602,7 @@ edge_at(struct seq *s, int *m)
 static int
 flow_edge(struct run *r, struct seq *s, int edge, int m)
 {
-	bool sweep = model_chance(s, 50);
+	bool sweeping = model_chance(s, 50);
 	int sweepers = model_chance(s, r->two_sweepers) ? 2 : 1;
 
 	model_log(r, "(%s of m%d) ", edge_names[edge], m);
@@ -546,9 +611,9 @@ flow_edge(struct run *r, struct seq *s, int edge, int m)
 	case E_LATE: return act_withdraw(r, s, m, false);
 	case E_REFUND: return act_cancel(r, s, m);
 	case E_CHECKIN: return act_checkin(r, s, m);
-	case E_END: return sweep ? flow_sweep(r, s, sweepers, 1000) : act_checkin(r, s, m);
-	case E_START: return sweep ? flow_sweep(r, s, sweepers, 1000) : act_join_by_link(r, s, m);
-	default: return sweep ? flow_sweep(r, s, sweepers, 1000) : act_pay(r, s, m);
+	case E_END: return sweeping ? sweep(r, s, sweepers, 1000) : act_checkin(r, s, m);
+	case E_START: return sweeping ? sweep(r, s, sweepers, 1000) : act_join_by_link(r, s, m);
+	default: return sweeping ? sweep(r, s, sweepers, 1000) : pay(r, s, m);
 	}
 }
 
@@ -556,7 +621,7 @@ flow_edge(struct run *r, struct seq *s, int edge, int m)
 static int
 choose(struct seq *s)
 {
-	int w[A_COUNT], total = 0, x, a;
+	int w[A_COUNT] = { 0 }, total = 0, x, a;
 
 	w[A_HOLD] = s->nmatches == MAX_MATCHES ? 0 : s->nmatches == 0 ? 60 : 10;
 	w[A_SERIES] = s->nmatches == MAX_MATCHES ? 0 : 3;
@@ -590,6 +655,11 @@ choose(struct seq *s)
 		w[A_SWEEP] += 12;
 	}
 	w[A_CLOCK] = any(s, full_ahead) ? 24 : 12;
+	if (s->provider) {	/* shares to pay, the provider's word to deliver */
+		if (any(s, owes))
+			w[A_PAY] += 20;
+		w[A_EVENT] = s->pv.nev > 0 ? 24 : 3;
+	}
 	w[A_SWEEP] = 4;
 	w[A_EDGE] = s->nmatches > 0 ? 10 : 0;
 	if (s->busy) {	/* hold, pay and fill matches one after another */
@@ -624,7 +694,7 @@ flow_step(struct run *r, struct seq *s, int k)
 	model_log(r, "  %2d %s ", k, model_when(r, s->now, at, sizeof at));
 	if (a == A_SWEEP) {
 		r->secs[T_SWEEPS] -= model_clock();
-		rc = flow_sweep(r, s, model_chance(s, r->two_sweepers) ? 2 : 1,
+		rc = sweep(r, s, model_chance(s, r->two_sweepers) ? 2 : 1,
 		    model_chance(s, 50) ? 1000 : 1 + model_rnd(s, 3));
 		r->secs[T_SWEEPS] += model_clock();
 		return rc;
@@ -639,7 +709,8 @@ flow_step(struct run *r, struct seq *s, int k)
 	case A_JOIN_OPEN: rc = act_join_open(r, s, pick_match(s, 80, is_open)); break;
 	case A_PLACE_REQUEST: rc = act_place_request(r, s); break;
 	case A_PLACE_ANSWER: rc = act_place_answer(r, s); break;
-	case A_PAY: rc = act_pay(r, s, pick_match(s, 85, awaits_payment)); break;
+	case A_PAY: rc = pay(r, s, pick_match(s, 85, awaits_payment)); break;
+	case A_EVENT: rc = provider_event(r, s); break;
 	case A_ACCEPT: rc = act_answer(r, s, true); break;
 	case A_DECLINE: rc = act_answer(r, s, false); break;
 	case A_TOKEN: rc = act_join_by_link(r, s, pick_match(s, 80, is_open)); break;
@@ -663,6 +734,10 @@ flow_step(struct run *r, struct seq *s, int k)
 		model_log(r, "\n");
 		rc = flow_state(r, s);
 	}
+	/* the service makes the PaymentIntent of a share owed in the call that made it */
+	if (rc == 0 && s->provider && (a == A_HOLD || a == A_SERIES || a == A_ACCEPT ||
+	    a == A_TOKEN || a == A_JOIN_OPEN || a == A_EDGE))
+		rc = provider_intents(r, s);
 	r->secs[T_STEPS] += model_clock();
 	return rc;
 }
@@ -677,8 +752,10 @@ flow_finish(struct run *r, struct seq *s, int k, long long last)
 	model_log(r, "  %2d %s past every end and expiry: ", k,
 	    model_when(r, s->now, at, sizeof at));
 	r->secs[T_SWEEPS] -= model_clock();
-	rc = flow_sweep(r, s, model_chance(s, r->two_sweepers) ? 2 : 1,
+	rc = sweep(r, s, model_chance(s, r->two_sweepers) ? 2 : 1,
 	    model_chance(s, 50) ? 1000 : 1 + model_rnd(s, 3));
+	if (rc == 0 && s->provider)
+		rc = provider_finish(r, s);
 	r->secs[T_SWEEPS] += model_clock();
 	return rc;
 }

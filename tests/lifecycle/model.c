@@ -1,7 +1,7 @@
 /* lifecycle-model: the randomized state-machine test of the match lifecycle.
  *
  *   lifecycle-model [--seed N] [--sequences M] [--steps MIN-MAX] [--two-sweepers PCT]
- *                   [--db CONNINFO] [--verbose]
+ *                   [--provider PCT] [--db CONNINFO] [--verbose]
  *
  * Runs M independent sequences of random steps against the database of DATABASE_URL (or
  * --db), calling the functions of sql/areas/ (60_lifecycle.sql and the places, open-match,
@@ -12,7 +12,9 @@
  * to just before a start, past an end or a hold's expiry) and sweeper runs, one sweeper or
  * two at once (PCT of the runs, default 40). Each sequence has its own players, at a place
  * of its own on the map so that no other sequence's players are ever eligible, and its own
- * courts.
+ * courts. PCT of the sequences (--provider, default none) run with a payment provider
+ * (provider.c): shares owed for a window, paid at a simulated provider whose events come
+ * late, twice and out of order, refunds sent by the sweeper, the books reconciled at the end.
  * After every step the answer is compared with the model's (rules.c), the state read back
  * with the model's and the invariants checked (check.c); after a sweeper run that changed
  * something, a second run must change nothing. A sequence ends with the clock past
@@ -166,11 +168,20 @@ sequence_make(struct run *r, struct seq *s, long location)
 		s->courts[i].weekday_price = prices[model_rnd(s, 7)];
 		s->courts[i].weekend_price = prices[model_rnd(s, 7)];
 	}
+	/* drawn only when asked for: the sequences of a seed stay as they were without */
+	s->provider = r->provider >= 100 || (r->provider > 0 && model_chance(s, r->provider));
+	if (s->provider) {
+		static const int windows[] = { 120, 600, 900, 1800 };
+
+		s->share_hold = windows[model_rnd(s, 4)];
+	}
 	model_log(r, "  %d players (min reliability %d%s), %d courts:", s->nplayers,
 	    s->min_reliability, s->busy ? ", p0 and p1 busy" : "", s->ncourts);
 	for (i = 0; i < s->ncourts; i++)
 		model_log(r, " [%d min, %ld/%ld cents]", s->courts[i].duration,
 		    s->courts[i].weekday_price, s->courts[i].weekend_price);
+	if (s->provider)
+		model_log(r, ", a payment provider, shares owed for %d s", s->share_hold);
 	model_log(r, "\n");
 	for (i = 0; i < s->nplayers; i++)
 		model_log(r, "  p%d %s%s%s\n", i, skill_names[s->players[i].skill],
@@ -198,7 +209,7 @@ sequence_run(struct run *r, unsigned long long seed, long location)
 	model_log(r, "  clock starts at %s\n", pg_time(s->now, at, sizeof at));
 	sequence_make(r, s, location);
 	r->secs[T_SETUP] -= model_clock();
-	if (pg_setup(r->pg, s) != 0) {
+	if (pg_setup(r->pg, s) != 0 || pg_share_hold(r->pg, s->provider ? s->share_hold : 0) != 0) {
 		snprintf(r->err, sizeof r->err, "set-up rows could not be written");
 		return -1;
 	}
@@ -257,6 +268,7 @@ summary(void)
 		printf(" %s %ld", rel_names[i], events_seen[i]);
 	printf(", bans %ld\n", bans_seen);
 	printf("# offers: made %ld, lapsed %ld\n", offers_seen[0], offers_seen[1]);
+	provider_summary();
 	printf("# hand-overs: made %ld, refilled %ld\n", handovers_seen[0], handovers_seen[1]);
 	printf("# place requests: made %ld, approved %ld, rejected %ld, granted as invitation %ld, "
 	    "waitlisted %ld, taken %ld, joined while asking %ld, refused while in %ld, "
@@ -280,7 +292,7 @@ static int
 usage(void)
 {
 	fprintf(stderr, "usage: lifecycle-model [--seed N] [--sequences M] [--steps MIN-MAX] "
-	    "[--two-sweepers PCT] [--db CONNINFO] [--verbose]\n");
+	    "[--two-sweepers PCT] [--provider PCT] [--db CONNINFO] [--verbose]\n");
 	return 2;
 }
 
@@ -314,6 +326,8 @@ main(int argc, char **argv)
 				return usage();
 		} else if (strcmp(argv[i], "--two-sweepers") == 0)
 			r.two_sweepers = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--provider") == 0)
+			r.provider = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--db") == 0)
 			db = argv[++i];
 		else
@@ -340,10 +354,10 @@ main(int argc, char **argv)
 			printf("# sequence %ld, seed %llu\n", i, seed + (unsigned long long)i);
 		if (sequence_run(&r, seed + (unsigned long long)i, base + i) != 0) {
 			printf("# sequence %ld failed: %s\n# replay: lifecycle-model --seed %llu "
-			    "--sequences 1 --steps %d-%d --two-sweepers %d --verbose\n"
+			    "--sequences 1 --steps %d-%d --two-sweepers %d --provider %d --verbose\n"
 			    "# step log:\n%s",
 			    i, r.err, seed + (unsigned long long)i, r.min_steps, r.max_steps,
-			    r.two_sweepers, r.log);
+			    r.two_sweepers, r.provider, r.log);
 			printf("not ok - lifecycle model: sequence %ld of seed %llu disagrees "
 			    "(seed %llu)\n", i, seed, seed + (unsigned long long)i);
 			pg_close(&g);

@@ -14,7 +14,24 @@
  *             scores and bans, notifications, place requests decided by their answers;
  *   pg.c      the database: connections, statements in one round trip, set-up rows, the
  *             outcome of a call, sweepers on one or two connections;
- *   check.c   the state read back, the invariants, the comparison with the model.
+ *   check.c   the state read back, the invariants, the comparison with the model;
+ *   provider.c with a payment provider (a share of the sequences, --provider): a simulated
+ *             provider, its PaymentIntents, refunds and events, delivered late, twice and
+ *             out of order, the sweeper's calls to it, and the reconciliation of its books
+ *             with the ledger.
+ *
+ * With a provider a join's share is owed for the sequence's share window
+ * (courts.share_hold_seconds, as common/join.c sets it) and its place held meanwhile; every
+ * share owed gets a PaymentIntent (as common/share.c makes them); a share is PAID only on the
+ * provider's word (its event, the organizer's confirm-payment, the sweeper finding an intent
+ * it meant to cancel paid); a share not paid in time frees its place (UNPAID), a match is
+ * MATCHED only once every place is paid, and money that comes after the place was freed is
+ * taken and refunded in full, money of another amount pays nothing (an issue). Refunds are
+ * PENDING until the sweeper sent them and the provider settled them. As the calls come no
+ * refund is sent twice or exceeds its charge, and no intent is cancelled twice; at the end
+ * of a sequence, once every event is delivered and every call made, the provider charged
+ * minus what it refunded is, share by share, what the ledger says the club keeps (or an open
+ * issue says why not).
  *
  * The model's matches are PUBLIC and competitive (the defaults), its players never rated:
  * a player's level is the declared one, INTERMEDIATE or ADVANCED, and one of another level
@@ -75,7 +92,7 @@ enum inv_kind { IK_INVITE, IK_SUBSTITUTE, IK_OFFER, IK_HANDOVER, IK_PLACE };
 enum ho_status { HO_OPEN, HO_REFILLED, HO_LAPSED };
 enum wait_end { WE_WAITING, WE_LEFT, WE_OFFERED, WE_JOINED, WE_MATCH_ENDED };
 enum pay { PAY_PENDING, PAY_PAID, PAY_CANCELLED };
-enum left { LEFT_NONE, LEFT_LEFT, LEFT_ABSENT };
+enum left { LEFT_NONE, LEFT_LEFT, LEFT_ABSENT, LEFT_UNPAID };
 enum rel_kind { REL_NO_SHOW, REL_LATE_ABSENCE, REL_ATTENDED };
 enum note { N_PLAYER_JOINED, N_MATCH_FULL, N_PLAYER_LEFT, N_PLAYER_ABSENT, N_MATCH_INVITATION,
 	N_SUBSTITUTE_INVITATION, N_MATCH_CONFIRMED, N_MATCH_CANCELLED, N_PAYMENT_EXPIRED,
@@ -113,6 +130,8 @@ struct join {
 	int	pay;		/* enum pay */
 	long	paid;		/* the payment's amount */
 	long	refunded;	/* refunded of it */
+	long long expires;	/* a share owed with a provider: until when (0: paid at once) */
+	int	intent;		/* its PaymentIntent: 1 + an index of the provider's, 0 none */
 };
 
 struct change {
@@ -215,6 +234,53 @@ struct series {
 	int	nmatches;
 };
 
+/* The simulated payment provider of a sequence (provider.c). Amounts are in cents (the
+ * model's currency is EUR). */
+#define MAX_INTENTS	(MAX_MATCHES * MAX_JOINS)
+#define MAX_EVENTS	256
+enum pi_status { PI_OPEN, PI_SUCCEEDED, PI_CANCELED };
+enum re_status { RE_PENDING, RE_SUCCEEDED, RE_FAILED };
+enum ledger_refund { LR_PENDING, LR_REFUNDED, LR_FAILED };
+enum pe_type { PE_SUCCEEDED, PE_FAILED, PE_CANCELED, PE_REFUND_CREATED, PE_REFUND_UPDATED };
+
+/* A PaymentIntent, made for one share (its ledger row's id is the idempotency key). */
+struct intent {
+	char	id[ID_LEN], key[ID_LEN];
+	int	match, join;	/* the share: its match and join */
+	long	amount, charged;
+	int	status;		/* enum pi_status */
+	bool	settled;	/* the ledger has the answer to the sweeper's cancel */
+};
+
+/* A refund at the provider, made for one ledger refund row (its id is the key). */
+struct prefund {
+	char	id[ID_LEN], key[ID_LEN];
+	int	intent;
+	long	amount;
+	int	status;		/* enum re_status */
+	int	ledger;		/* enum ledger_refund: what the ledger's row says by now */
+	bool	answered;	/* the ledger has an answer: the row is not sent again */
+	int	creates;	/* creation calls with its key */
+};
+
+/* An event of the provider, waiting for delivery (it may be delivered again). */
+struct pevent {
+	int	type, object;	/* enum pe_type; an intent's index, or a refund's */
+	int	number;		/* its id's number */
+	int	sent;		/* deliveries so far */
+	char	status[24];	/* the object's status it carries */
+};
+
+struct provider {
+	struct intent	in[MAX_INTENTS];
+	int		nin;
+	struct prefund	re[MAX_INTENTS];
+	int		nre;
+	struct pevent	ev[MAX_EVENTS];
+	int		nev, events_made;
+	bool		decide[MAX_MATCHES];	/* place requests to decide at commit (a lapse) */
+};
+
 /* One sequence: its rows, its clock, and the model's state of everything it made. */
 struct seq {
 	unsigned long long rng;
@@ -245,6 +311,9 @@ struct seq {
 						 * their request was not approved; answers
 						 * refused as they played; their leaves that
 						 * opened it again */
+	bool	provider;		/* a payment provider takes the shares */
+	int	share_hold;		/* its share window, seconds */
+	struct provider pv;
 };
 
 /* A hold as the driver asks for it. */
@@ -292,6 +361,9 @@ const char *rule_place_request(struct seq *s, int m, int p, int team);
 const char *rule_place_answer(struct seq *s, int m, int k, int p, bool approve);
 long rule_settle(struct seq *s, int m);
 void rule_sweep(struct seq *s, struct sweep_counts *c);
+/* The provider's word that the share of join j of match m succeeded, applied
+ * (payment_intent_apply): PAID, ALREADY_PAID or LATE_PAYMENT. */
+const char *rule_share_paid(struct seq *s, int m, int j);
 
 /* ---- effects.c: what the transitions do, for rules.c ---- */
 bool effect_move(struct match *m, int event);
@@ -315,6 +387,8 @@ long effect_complete(struct seq *s, int m);
 bool effect_request_open(const struct match *m, int k, long long now);
 void effect_decide(struct seq *s, int m, int k);
 void effect_decide_open(struct seq *s, int m);
+void effect_fill(struct seq *s, int m);
+void effect_decide_lapsed(struct seq *s);
 
 /* ---- pg.c: the database ---- */
 struct pg {
@@ -346,6 +420,7 @@ void pg_outcome(PGconn *c, PGresult *res, struct outcome *o);
 long long pg_now(struct pg *g);
 long pg_location_base(struct pg *g);
 int pg_setup(struct pg *g, struct seq *s);
+int pg_share_hold(struct pg *g, int seconds);
 int pg_sweep(struct pg *g, int sweepers, int limit, long long now, struct sweep_counts *c,
     char *err, size_t errlen);
 void pg_sweep_stmts(struct stmt *st, const char *const *params);
@@ -381,7 +456,7 @@ struct run {
 	struct lines	*got, *want;
 	long long	 db_now;	/* the database's now() when the run started */
 	long long	 t0;		/* where the sequence's clock started */
-	int		 min_steps, max_steps, two_sweepers;
+	int		 min_steps, max_steps, two_sweepers, provider;
 	bool		 verbose;
 	long		 steps, sweeps, two_sweeper_runs;
 	double		 secs[3];	/* spent in set-up, steps, sweeper steps */
@@ -402,7 +477,7 @@ enum { T_SETUP, T_STEPS, T_SWEEPS };
 /* ---- flow.c: the steps ---- */
 enum action { A_HOLD, A_SERIES, A_PAY, A_ACCEPT, A_DECLINE, A_TOKEN, A_LEAVE, A_ABSENCE,
 	A_CHECKIN, A_CANCEL, A_SERIES_CANCEL, A_WAITLIST, A_UNWAITLIST, A_JOIN_OPEN,
-	A_PLACE_REQUEST, A_PLACE_ANSWER, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
+	A_PLACE_REQUEST, A_PLACE_ANSWER, A_EVENT, A_CLOCK, A_SWEEP, A_EDGE, A_COUNT };
 extern const char *const action_names[];
 
 /* Step k of a sequence: a random action, its answer and the state after it checked; 0, or
@@ -418,6 +493,9 @@ int flow_call(struct run *r, struct seq *s, int action, const char *want, const 
 int flow_series(struct run *r, struct seq *s, const char *want, const struct stmt *st,
     int first, const char *skipped);
 int flow_state(struct run *r, struct seq *s);
+/* A call whose answer is a word (an outcome, counted under what), and the state after it. */
+int flow_outcome(struct run *r, struct seq *s, const char *what, const char *want,
+    const struct stmt *st);
 int flow_sweep(struct run *r, struct seq *s, int sweepers, int limit);
 
 /* ---- act.c: the actions; 0, or -1 with the reason in r->err ---- */
@@ -434,5 +512,18 @@ int act_waitlist(struct run *r, struct seq *s, bool join);
 int act_join_open(struct run *r, struct seq *s, int m);
 int act_place_request(struct run *r, struct seq *s);
 int act_place_answer(struct run *r, struct seq *s);
+
+/* ---- provider.c: the payment provider; 0, or -1 with the reason in r->err ----
+ * provider_intents makes the intents the shares owed want; provider_pay has a payer pay one
+ * at the provider; provider_event delivers a waiting event (or settles a refund there);
+ * provider_sweep makes the sweeper's calls to it; provider_finish delivers and calls
+ * everything left and reconciles the books with the ledger. */
+int provider_intents(struct run *r, struct seq *s);
+int provider_pay(struct run *r, struct seq *s);
+int provider_event(struct run *r, struct seq *s);
+int provider_sweep(struct run *r, struct seq *s, int sweepers);
+int provider_finish(struct run *r, struct seq *s);
+const char *provider_refund_status(const struct seq *s, const struct join *j);
+void provider_summary(void);
 
 #endif

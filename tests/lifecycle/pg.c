@@ -331,6 +331,24 @@ pg_setup(struct pg *g, struct seq *s)
 	return rc;
 }
 
+/* The share window of the sequence's joins on the connection of its calls, as common/join.c
+ * sets it for a payment provider (0: none, shares paid at once). 0, or -1 after reporting. */
+int
+pg_share_hold(struct pg *g, int seconds)
+{
+	char text[16] = "";
+	const char *params[1] = { text };
+	PGresult *res;
+
+	if (seconds > 0)
+		snprintf(text, sizeof text, "%d", seconds);
+	if ((res = pg_exec(g->main, "SELECT set_config('courts.share_hold_seconds', $1, false)",
+	    1, params)) == NULL)
+		return -1;
+	PQclear(res);
+	return 0;
+}
+
 /* The rules of cron/sweep.c that move matches, in its order: a batch each, what it claimed
  * in the first column and a second count. */
 static const char *const sweep_sql[] = {

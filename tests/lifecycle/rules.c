@@ -206,7 +206,7 @@ static const char *
 join(struct seq *s, int m, int p, int team, bool by_invitation)
 {
 	struct match *mm = &s->matches[m];
-	bool own;
+	bool own, owed;
 	int k;
 
 	keep(s);
@@ -237,16 +237,16 @@ join(struct seq *s, int m, int p, int team, bool by_invitation)
 	/* a player asking for a place takes one (by the link, or a hand-over): the request
 	 * closes while they play, its answers as they are */
 	s->joined_asking += asking(mm, p) >= 0;
+	/* with a provider a share is owed for its window, and refills a hand-over once paid */
+	owed = s->provider && mm->ppp > 0;
 	if (mm->njoins < MAX_JOINS)
 		mm->joins[mm->njoins++] = (struct join){ .player = p, .team = team,
-		    .pay = PAY_PAID, .paid = mm->ppp };
-	effect_refill(s, m, p, team);
+		    .pay = owed ? PAY_PENDING : PAY_PAID, .paid = mm->ppp,
+		    .expires = owed ? s->now + s->share_hold : 0 };
+	if (!owed)
+		effect_refill(s, m, p, team);
 	effect_notify_players(s, m, N_PLAYER_JOINED, p);
-	if (effect_team_count(mm, 0) + effect_team_count(mm, 1) < 2 * mm->team_size)
-		return NULL;
-	(void)effect_move(mm, EV_JOIN);
-	(void)effect_expire_invitations(mm);
-	effect_notify_players(s, m, N_MATCH_FULL, -1);
+	effect_fill(s, m);
 	return NULL;
 }
 
@@ -380,6 +380,8 @@ rule_place_answer(struct seq *s, int m, int k, int p, bool approve)
 		return "NOT_FOUND";
 	keep(s);
 	(void)effect_settle(s, m);
+	if (effect_active_join(mm, p) == NULL)	/* their share lapsed: freed just now */
+		return refuse(s, "NOT_FOUND");
 	pr = &mm->req[k];
 	if (!effect_request_open(mm, k, s->now)) {
 		/* closed only because its player took a place meanwhile: counted after the state
@@ -420,6 +422,14 @@ rule_settle(struct seq *s, int m)
 	return effect_settle(s, m);
 }
 
+/* Whether join j's share is owed past its window: the settling a leave or an absence does
+ * first frees its place, and the player is no longer in the match. */
+static bool
+lapsing(const struct join *j, long long now)
+{
+	return j->pay == PAY_PENDING && j->expires != 0 && j->expires <= now;
+}
+
 /* Takes p out of match m by LEAVE or ABSENCE, the place handed to sub first (-1: none; late:
  * a late absence); returns the join that ended, or NULL when the hand-over is refused
  * (SUBSTITUTE_UNAVAILABLE: the rule refuses, which undoes all of it). */
@@ -432,6 +442,8 @@ withdraw(struct seq *s, int m, int p, int event, int sub, bool late)
 
 	(void)effect_settle(s, m);
 	j->left = event == EV_LEAVE ? LEFT_LEFT : LEFT_ABSENT;
+	if (j->pay == PAY_PENDING)	/* a share owed is owed no more */
+		j->pay = PAY_CANCELLED;
 	(void)effect_move(mm, event);
 	effect_notify_players(s, m, event == EV_LEAVE ? N_PLAYER_LEFT : N_PLAYER_ABSENT, -1);
 	if (sub >= 0) {
@@ -474,6 +486,8 @@ rule_leave(struct seq *s, int m, int p, int sub)
 		return "INVALID_STATE";
 	if (mm->starts - s->now <= LEAVE_NOTICE)
 		return "LEAVE_TOO_LATE";
+	if (lapsing(locked(s, m, p), s->now))
+		return "NOT_FOUND";
 	keep(s);
 	if ((j = withdraw(s, m, p, EV_LEAVE, sub, false)) == NULL)
 		return refuse(s, "SUBSTITUTE_UNAVAILABLE");
@@ -499,6 +513,8 @@ rule_absence(struct seq *s, int m, int p, int sub)
 		return "INVALID_STATE";
 	if (s->now >= mm->starts)
 		return "MATCH_STARTED";
+	if (lapsing(locked(s, m, p), s->now))
+		return "NOT_FOUND";
 	keep(s);
 	if ((j = withdraw(s, m, p, EV_ABSENCE, sub, late)) == NULL)
 		return refuse(s, "SUBSTITUTE_UNAVAILABLE");
@@ -616,8 +632,37 @@ rule_sweep(struct seq *s, struct sweep_counts *c)
 			}
 	}
 	/* lapsed offers passed on (counted with the invitations: whichever rule ends an offer
-	 * of a match that started, the sum is the same) */
+	 * of a match that started, the sum is the same), lapsed shares freed */
 	for (i = 0; i < s->nmatches; i++)
 		c->invitations_expired += effect_settle(s, i);
+	effect_decide_lapsed(s);
+}
+
+const char *
+rule_share_paid(struct seq *s, int m, int ji)
+{
+	struct match *mm = &s->matches[m];
+	struct join *j = &mm->joins[ji];
+
+	if (j->pay == PAY_PAID)
+		return "ALREADY_PAID";
+	if (j->pay == PAY_PENDING && j->organizer) {
+		if (mm->expires > s->now) {
+			(void)rule_pay(s, m, j->player);
+			return "PAID";
+		}
+		rule_expire_hold(s, m);	/* the hold lapsed before the money came */
+	} else if (j->pay == PAY_PENDING && j->expires > s->now) {
+		j->pay = PAY_PAID;
+		effect_refill(s, m, j->player, j->team);
+		effect_fill(s, m);
+		return "PAID";
+	} else if (j->pay == PAY_PENDING)
+		(void)effect_settle(s, m);	/* past its window: the place is freed now */
+	/* money for a place no longer held: taken, and given back in full */
+	j->pay = PAY_PAID;
+	(void)effect_refund(j);
+	effect_decide_lapsed(s);
+	return "LATE_PAYMENT";
 }
 
