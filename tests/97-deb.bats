@@ -7,7 +7,8 @@
 # PostgreSQL and Apache in the same run. There the database is made once PostgreSQL runs,
 # Apache and the pools are started as the package's own files say, and the README's player
 # journey runs against it. Then this tree's package upgrades it: the data is kept, the
-# database migrated. Then remove and purge, and what stays is checked.
+# database migrated. Then remove and purge, and what stays is checked. Last, the same root,
+# without Node.js and with the npm registry unreachable, runs `make run` from a copy of the tree.
 #
 # The tests follow one another: each takes the root where the one before left it. Apache,
 # PostgreSQL and the pools of the root listen on 127.0.0.1 (the pools on Unix sockets) and
@@ -34,8 +35,9 @@ teardown_file() {
 	while read -r pid; do
 		$SUDO kill "$pid" 2>/dev/null || true
 	done <"$DEB/pids"
+	# (a negative one is a process group: make run's)
 	while read -r pid; do
-		$SUDO kill "$pid" 2>/dev/null || true
+		$SUDO kill -- "$pid" 2>/dev/null || true
 	done <"$DEB/servers"
 	sleep 1
 	if mountpoint -q "$ROOT/proc" 2>/dev/null; then
@@ -176,7 +178,7 @@ health_up() {
 		./usr/lib/courts/openapi/openapi.json ./usr/share/man/man8/courts-db.8.gz; do
 		grep -qx "$f" <<<"$contents" || { echo "missing: $f"; false; }
 	done
-	! grep -E 'lifecycle-model|mint-token|/unit/|/fuzz/|node_modules|bench' <<<"$contents"
+	! grep -E 'lifecycle-model|mint-token|/unit/|/fuzz/|node_modules|bench' <<<"$contents" || false
 	# every setting the programs read is in the configuration file, with its comment
 	conf=$(dpkg-deb --fsys-tarfile "$new" | tar -xO ./etc/courts/courts.conf)
 	for name in $(grep -ohE '(config_env_int|env_str|getenv)\("[A-Z_]+"' \
@@ -365,4 +367,58 @@ health_up() {
 	[ ! -e "$ROOT/var/lib/courts" ]
 	[ "$(in_root dpkg-query -W -f '${Status}' courts 2>/dev/null || true)" != "install ok installed" ]
 	[ "$(root_sql courts "SELECT count(*) FROM users")" = "$(cut -d' ' -f1 "$DEB/counts")" ]
+}
+
+# bats test_tags=needs:root
+@test "the same Debian root, with no Node.js and the npm registry unreachable, runs make run from a copy of the tree and answers health UP" {
+	[ -d "$ROOT/usr" ]
+	# what the README asks of a minimal Debian first; nothing of Node.js's, and npm's registry
+	# unreachable from the root
+	run in_root apt-get install -y -q make
+	[ "$status" -eq 0 ] || { echo "$output"; false; }
+	printf '127.0.0.1 registry.npmjs.org\n::1 registry.npmjs.org\n' | root_write /etc/hosts '>>'
+	! in_root sh -c 'command -v node || command -v npm' || false
+	in_root mkdir -p /srv/courts
+	(cd "$COURTS_ROOT" && git ls-files -z --cached --others --exclude-standard |
+		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
+		tar -c --null -T -) | $SUDO tar -x -C "$ROOT/srv/courts"
+	port=$(free_port)
+	# in a session of its own, so that its process group (make, run.sh) is stopped as one; the
+	# shared libpq (LEAN=0) spares the root PostgreSQL's server headers and LLVM
+	$SUDO env -i PATH="$DEBIAN_ROOT_PATH" LANG=C.UTF-8 setsid chroot "$ROOT" sh -c \
+		'echo $$ >/tmp/make-run.pid; cd /srv/courts && exec make run LEAN=0 PORT="$1"' sh "$port" \
+		>"$DEB/make-run.log" 2>&1 &
+	for _ in $(seq 1200); do
+		[ -s "$ROOT/tmp/make-run.pid" ] && break
+		sleep 0.1
+	done
+	echo "-$(cat "$ROOT/tmp/make-run.pid")" >>"$DEB/servers"
+	# make run installs what the service needs, builds and starts: up to 15 minutes here
+	up=0
+	for _ in $(seq 900); do
+		if curl -fsS -m 2 -o /dev/null "http://127.0.0.1:$port/actuator/health" 2>/dev/null; then
+			up=1
+			break
+		fi
+		grep -q '^make: \*\*\*' "$DEB/make-run.log" && break
+		sleep 1
+	done
+	[ $up = 1 ] || { tail -n 40 "$DEB/make-run.log"; false; }
+	req GET /actuator/health -b "http://127.0.0.1:$port"
+	expect 200
+	[ "$(jq -r .status <<<"$HTTP_BODY")" = UP ]
+	req GET /api/openapi.json -b "http://127.0.0.1:$port"
+	expect 200 application/json
+	! in_root sh -c 'command -v node || command -v npm' || false
+	! grep -q 'npm ci\|registry\.npmjs' "$DEB/make-run.log" || false
+	# Ctrl-C's signal to its process group stops Apache and PostgreSQL
+	$SUDO kill -INT -- "-$(cat "$ROOT/tmp/make-run.pid")"
+	for _ in $(seq 300); do
+		grep -q 'stopping Apache and PostgreSQL' "$DEB/make-run.log" &&
+			[ "$(curl -s -m 1 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/actuator/health")" = 000 ] &&
+			break
+		sleep 0.1
+	done
+	run curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$port/actuator/health"
+	[ "$status" -ne 0 ]
 }
