@@ -411,8 +411,9 @@ health_up() {
 	expect 200 application/json
 	! in_root sh -c 'command -v node || command -v npm' || false
 	! grep -q 'npm ci\|registry\.npmjs' "$DEB/make-run.log" || false
-	# Ctrl-C's signal to its process group stops Apache and PostgreSQL
-	$SUDO kill -INT -- "-$(cat "$ROOT/tmp/make-run.pid")"
+	# a TERM to its process group stops Apache and PostgreSQL, as Ctrl-C does (a job started in
+	# the background ignores SIGINT, which its shells cannot trap then)
+	$SUDO kill -TERM -- "-$(cat "$ROOT/tmp/make-run.pid")"
 	for _ in $(seq 300); do
 		grep -q 'stopping Apache and PostgreSQL' "$DEB/make-run.log" &&
 			[ "$(curl -s -m 1 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/actuator/health")" = 000 ] &&
