@@ -21,17 +21,6 @@ balance() {
 	        AND (kind = 'REFUND' OR status = 'PAID')"
 }
 
-# refunds_ok: every refund names a PAID payment of the same player and match, for its whole
-# amount, and no payment is refunded twice.
-refunds_ok() {
-	[ "$(sql "SELECT count(*) FROM payments r LEFT JOIN payments p ON p.id = r.refund_of
-	           WHERE r.kind = 'REFUND'
-	             AND (p.id IS NULL OR p.kind <> 'PAYMENT' OR p.status <> 'PAID'
-	                  OR p.player_id <> r.player_id OR p.match_request_id <> r.match_request_id
-	                  OR p.amount <> r.amount)")" = 0 ]
-	[ "$(sql "SELECT count(*) - count(DISTINCT refund_of) FROM payments WHERE kind = 'REFUND'")" = 0 ]
-}
-
 join_link() {
 	req POST "/api/match/join/$(sql "SELECT invitation_token FROM match_requests WHERE id = '$M'")" \
 		-t "$PTOKEN" -d '{"team":"TEAM_B"}'

@@ -136,12 +136,7 @@ setup() {
 	# consistent: the search's free slots, and every refund of the ledger names a PAID payment
 	# of the same player and match for its whole amount, none refunded twice
 	[ "$(sql "SELECT count(*) FROM free_slots_drift()")" = 0 ]
-	[ "$(sql "SELECT count(*) FROM payments r LEFT JOIN payments p ON p.id = r.refund_of
-	           WHERE r.kind = 'REFUND'
-	             AND (p.id IS NULL OR p.kind <> 'PAYMENT' OR p.status <> 'PAID'
-	                  OR p.player_id <> r.player_id OR p.match_request_id <> r.match_request_id
-	                  OR p.amount <> r.amount)")" = 0 ]
-	[ "$(sql "SELECT count(*) - count(DISTINCT refund_of) FROM payments WHERE kind = 'REFUND'")" = 0 ]
+	refunds_ok
 	# and it takes writes, as the service's
 	[ "$(psql "$DATABASE_URL" -X -qtA -c "SELECT count(*) FROM match_requests")" -ge 1 ]
 	sql "UPDATE venues SET name = 'Club Central restored' WHERE id = '$A_VENUE'"

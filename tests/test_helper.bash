@@ -530,3 +530,14 @@ expect_log() {
 expect_autovacuum_yield() {
 	expect_log postgres 'ERROR:  canceling autovacuum task'
 }
+
+# refunds_ok: every refund of the ledger names a PAID payment of the same player and match, for
+# its whole amount, and no payment is refunded twice (tests/47-match-ledger, tests/77-backup).
+refunds_ok() {
+	[ "$(sql "SELECT count(*) FROM payments r LEFT JOIN payments p ON p.id = r.refund_of
+	           WHERE r.kind = 'REFUND'
+	             AND (p.id IS NULL OR p.kind <> 'PAYMENT' OR p.status <> 'PAID'
+	                  OR p.player_id <> r.player_id OR p.match_request_id <> r.match_request_id
+	                  OR p.amount <> r.amount)")" = 0 ]
+	[ "$(sql "SELECT count(*) - count(DISTINCT refund_of) FROM payments WHERE kind = 'REFUND'")" = 0 ]
+}
