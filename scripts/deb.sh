@@ -15,6 +15,8 @@
 # is left out): any line it prints fails the build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
 rev= out=$root/build/deb lint=1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -35,9 +37,7 @@ mkdir -p "$src/courts"
 if [ -n "$rev" ]; then
 	git archive "$commit" | tar -x -C "$src/courts"
 else
-	git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar -c --null -T - | tar -x -C "$src/courts"
+	tree_tar "$root" | tar -x -C "$src/courts"
 fi
 [ -f "$src/courts/debian/control" ] || {
 	echo "deb.sh: ${rev:-this tree} has no debian/: nothing to package" >&2

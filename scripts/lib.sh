@@ -1,8 +1,8 @@
 # shellcheck shell=bash
 # lib.sh: what the scripts need to know about the machine they run on: a PATH that finds the
 # server programs, the users the private servers run as, whether those users can reach a
-# path, and a free port. Sourced by stack.sh, run.sh, test.sh, bench/run.sh and
-# bench/restarts.sh; defines functions and SETUP_NOTES only.
+# path, a free port, and a copy of the tree. Sourced by stack.sh, run.sh, test.sh, deb.sh,
+# bench/run.sh, bench/restarts.sh and the tests; defines functions and SETUP_NOTES only.
 
 # What was arranged on the caller's behalf, said in one line by setup_say.
 SETUP_NOTES=()
@@ -104,4 +104,12 @@ free_port() {
 		p=$((20000 + RANDOM % 12000))
 		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
+}
+
+# tree_tar DIR: on stdout, a tar stream of the files of the checkout DIR that git tracks or
+# would track: changes not committed in, what .gitignore names (var/, build/) never, a
+# tracked file since deleted left out (scripts/deb.sh, and the tests' copies of the tree)
+tree_tar() {
+	git -C "$1" ls-files -z -c -o --exclude-standard |
+		tar -C "$1" --null -T - --ignore-failed-read -cf - 2>/dev/null
 }

@@ -82,9 +82,7 @@ teardown_file() {
 checkout_copy() {
 	mkdir -p "$1"
 	if git -C "$COURTS_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
-		git -C "$COURTS_ROOT" ls-files -z -c -o --exclude-standard |
-			tar -C "$COURTS_ROOT" --null -T - --ignore-failed-read -cf - 2>/dev/null |
-			tar -C "$1" -xf -
+		tree_tar "$COURTS_ROOT" | tar -C "$1" -xf -
 	else
 		tar -C "$COURTS_ROOT" --exclude=./var --exclude='./build*' --exclude=./bench/work \
 			--exclude=./bench/express/node_modules \

@@ -256,17 +256,6 @@ listener_pid() {
 	[ ! -e "$SOCK" ]
 }
 
-# unit_value FILE KEY: the value of KEY= in a unit file (the last one)
-unit_value() {
-	sed -n "s/^$2=//p" "$1" | tail -n 1
-}
-
-# unit_words VALUE: a unit file value split as systemd splits it (double quotes group,
-# \" and \\ escape), one word per line, with the specifiers %% and $$ undone
-unit_words() {
-	xargs -n 1 printf '%s\n' <<<"$1" | sed -e 's/%%/%/g' -e 's/\$\$/$/g'
-}
-
 @test "the systemd units of the pools pass systemd-analyze verify, one instance per program" {
 	units="$BATS_TEST_TMPDIR/units"
 	mkdir -p "$units"

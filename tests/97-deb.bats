@@ -30,15 +30,9 @@ setup_file() {
 }
 
 teardown_file() {
-	local pid
 	# the pools, Apache and PostgreSQL of the root, by their PIDs
-	while read -r pid; do
-		$SUDO kill "$pid" 2>/dev/null || true
-	done <"$DEB/pids"
-	# (a negative one is a process group: make run's)
-	while read -r pid; do
-		$SUDO kill -- "$pid" 2>/dev/null || true
-	done <"$DEB/servers"
+	kill_listed "$DEB/pids"
+	kill_listed "$DEB/servers"
 	sleep 1
 	if mountpoint -q "$ROOT/proc" 2>/dev/null; then
 		$SUDO umount "$ROOT/proc" || $SUDO umount -l "$ROOT/proc"
@@ -47,6 +41,15 @@ teardown_file() {
 	if [ -d "$ROOT" ] && ! mountpoint -q "$ROOT/proc"; then
 		$SUDO rm -rf --one-file-system "$ROOT"
 	fi
+}
+
+# kill_listed FILE: a TERM to each PID of FILE, one a line (a negative one is a process group:
+# make run's)
+kill_listed() {
+	local pid
+	while read -r pid; do
+		$SUDO kill -- "$pid" 2>/dev/null || true
+	done <"$1"
 }
 
 # in_root COMMAND...: COMMAND run as root inside the Debian root, with Debian's PATH and
@@ -70,6 +73,12 @@ root_sql() {
 	in_root runuser -u postgres -- psql -X -q -tA -v ON_ERROR_STOP=1 -d "$1" -c "$2"
 }
 
+# root_counts: the users, payments and match requests of the root's database, on one line
+root_counts() {
+	root_sql courts "SELECT count(*) || ' ' || (SELECT count(*) FROM payments) || ' ' ||
+	                 (SELECT count(*) FROM match_requests) FROM users"
+}
+
 # mirror: the Debian mirror this machine's apt uses, for debootstrap
 mirror() {
 	local m
@@ -84,14 +93,6 @@ mirror() {
 previous() {
 	git -C "$COURTS_ROOT" describe --tags --abbrev=0 --match 'v*' HEAD 2>/dev/null ||
 		git -C "$COURTS_ROOT" log --format=%H --diff-filter=A -- debian/control | tail -n 1
-}
-
-unit_value() {
-	sed -n "s/^$2=//p" "$1" | tail -n 1
-}
-
-unit_words() {
-	xargs -n 1 printf '%s\n' <<<"$1" | sed -e 's/%%/%/g' -e 's/\$\$/$/g'
 }
 
 # pools_start: every program's pool as the package's unit says, one per instance its target
@@ -122,10 +123,7 @@ pools_start() {
 
 # pools_stop: the pools started by pools_start, by their PIDs
 pools_stop() {
-	local pid
-	while read -r pid; do
-		$SUDO kill "$pid" 2>/dev/null || true
-	done <"$DEB/pids"
+	kill_listed "$DEB/pids"
 	: >"$DEB/pids"
 	for _ in $(seq 50); do
 		[ -z "$(ls -A "$ROOT/run/courts-pool" 2>/dev/null)" ] && return 0
@@ -287,8 +285,7 @@ health_up() {
 	sql() { root_sql courts "$1"; }
 	readme_journey "$(cat "$DEB/base")"
 	[ "$(root_sql courts "SELECT count(*) FROM venues")" -ge 1 ]
-	root_sql courts "SELECT count(*) || ' ' || (SELECT count(*) FROM payments) || ' ' ||
-	                 (SELECT count(*) FROM match_requests) FROM users" >"$DEB/counts"
+	root_counts >"$DEB/counts"
 	# nothing the service wrote went to the pools' stderr
 	[ ! -s "$DEB/pools.log" ] || { cat "$DEB/pools.log"; false; }
 }
@@ -309,8 +306,7 @@ health_up() {
 	in_root cat /etc/courts/courts.conf | grep -qx 'MIN_RELIABILITY=40'
 	[ "$(in_root stat -c '%U:%G %a' /etc/courts/courts.conf)" = "root:courts 640" ]
 	# the data is all there, and the schema is this version's: every migration and area
-	[ "$(root_sql courts "SELECT count(*) || ' ' || (SELECT count(*) FROM payments) || ' ' ||
-	                      (SELECT count(*) FROM match_requests) FROM users")" = "$(cat "$DEB/counts")" ]
+	[ "$(root_counts)" = "$(cat "$DEB/counts")" ]
 	[ "$(root_sql courts "SELECT string_agg(version, ' ' ORDER BY version) FROM schema_migrations")" = \
 		"$(cd "$COURTS_ROOT/sql" && ls [0-9]*.sql | sed 's/\.sql$//' | tr '\n' ' ' | sed 's/ $//')" ]
 	for a in "$COURTS_ROOT"/sql/areas/*.sql; do
@@ -351,8 +347,7 @@ health_up() {
 	[ -f "$ROOT/etc/cron.d/courts" ]
 	[ -d "$ROOT/var/lib/courts" ]
 	in_root id courts >/dev/null
-	[ "$(root_sql courts "SELECT count(*) || ' ' || (SELECT count(*) FROM payments) || ' ' ||
-	                      (SELECT count(*) FROM match_requests) FROM users")" = "$(cat "$DEB/counts")" ]
+	[ "$(root_counts)" = "$(cat "$DEB/counts")" ]
 	# the kept crontab's jobs do nothing once the programs are gone
 	run in_root runuser -u courts -- sh -c "$(sed -n 's/^\* \* \* \* \*    courts //p' "$ROOT/etc/cron.d/courts" | head -n 1)"
 	[ "$status" -ne 0 ]
@@ -379,9 +374,7 @@ health_up() {
 	printf '127.0.0.1 registry.npmjs.org\n::1 registry.npmjs.org\n' | root_write /etc/hosts '>>'
 	! in_root sh -c 'command -v node || command -v npm' || false
 	in_root mkdir -p /srv/courts
-	(cd "$COURTS_ROOT" && git ls-files -z --cached --others --exclude-standard |
-		while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
-		tar -c --null -T -) | $SUDO tar -x -C "$ROOT/srv/courts"
+	tree_tar "$COURTS_ROOT" | $SUDO tar -x -C "$ROOT/srv/courts"
 	port=$(free_port)
 	# in a session of its own, so that its process group (make, run.sh) is stopped as one; the
 	# shared libpq (LEAN=0) spares the root PostgreSQL's server headers and LLVM

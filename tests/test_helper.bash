@@ -541,3 +541,15 @@ refunds_ok() {
 	                  OR p.amount <> r.amount)")" = 0 ]
 	[ "$(sql "SELECT count(*) - count(DISTINCT refund_of) FROM payments WHERE kind = 'REFUND'")" = 0 ]
 }
+
+# ---- systemd unit files (tests/07-pool, tests/97-deb start a pool as its unit says) -------
+# unit_value FILE KEY: the value of KEY= in a unit file (the last one)
+unit_value() {
+	sed -n "s/^$2=//p" "$1" | tail -n 1
+}
+
+# unit_words VALUE: a unit file value split as systemd splits it (double quotes group,
+# \" and \\ escape), one word per line, with the specifiers %% and $$ undone
+unit_words() {
+	xargs -n 1 printf '%s\n' <<<"$1" | sed -e 's/%%/%/g' -e 's/\$\$/$/g'
+}
