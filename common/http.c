@@ -616,8 +616,21 @@ http_main_hooked(const char *program, const struct route *routes, size_t nroutes
     const struct http_hooks *hooks)
 {
 	const char *listen_path = getenv("FCGI_LISTEN"), *workers = getenv("FCGI_WORKERS");
+	sigset_t stops, old;
 	int rc = 0, fd;
 
+	/*
+	 * mod_fcgid's process manager stops every process it has at a graceful restart, one it
+	 * has just started too, whose socket may already hold a request: a SIGTERM that came
+	 * before serve_fastcgi's handler (the keys still being read) ended the process with that
+	 * connection unread, which mod_fcgid answered 500. Held from here, the stop waits for
+	 * serve_fastcgi, which serves what is queued and then ends. A CGI program and a pool's
+	 * supervisor get the default back (a stop that came meanwhile acts then).
+	 */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &stops, &old);
 	log_set_program(program);
 	if ((serve_arena = arena_new()) == NULL)
 		return 1;
@@ -634,10 +647,12 @@ http_main_hooked(const char *program, const struct route *routes, size_t nroutes
 		} else {
 			keys_preload();
 			serve_pooled = 1;
+			sigprocmask(SIG_SETMASK, &old, NULL);
 			rc = pool_run(fd, workers != NULL ? atoi(workers) : 4, serve_fastcgi);
 			unlink(listen_path);
 		}
 	} else if (FCGX_IsCGI()) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		signal(SIGSEGV, fatal_signal);
 		signal(SIGBUS, fatal_signal);
 		signal(SIGABRT, fatal_signal);

@@ -245,6 +245,43 @@ listener_pid() {
 	[ ! -s "$LOG" ] || { cat "$LOG" >&2; return 1; }
 }
 
+@test "a process of mod_fcgid stopped while it starts answers the request already queued, then ends" {
+	reset_db
+	# the key file is a pipe: the program waits at its start until the key comes through it
+	key="$BATS_TEST_TMPDIR/key.pipe"
+	mkfifo "$key"
+	JWT_PUBLIC_KEY_FILE=$key cgi-fcgi -start -connect "$SOCK" "$COURTS_BUILD/cgi-bin/players.cgi" \
+		2>"$LOG" 3>&-
+	APP=$(listener_pid "$SOCK")
+	tok=$(token early-stop)
+	REQUEST_METHOD=GET REQUEST_URI=/api/players/me SERVER_PROTOCOL=HTTP/1.1 \
+		HTTP_AUTHORIZATION="Bearer $tok" cgi-fcgi -bind -connect "$SOCK" \
+		>"$BATS_TEST_TMPDIR/answer" 3>&- &
+	client=$!
+	# the request waits in the socket's queue (not yet accepted: no inode)
+	deadline=$((SECONDS + 10))
+	until [ "$(awk -v p="$SOCK" '$NF == p && $7 == 0' /proc/net/unix | grep -c .)" -ge 1 ]; do
+		[ $SECONDS -lt $deadline ] || { echo "the request was never queued" >&2; return 1; }
+		sleep 0.02
+	done
+	# the stop comes while the program starts, as mod_fcgid's process manager stops a process
+	# it has just started at a graceful restart: the program holds it
+	kill -TERM "$APP"
+	sleep 0.2
+	st=$(ps -o stat= -p "$APP") && [ "${st:0:1}" != Z ] ||
+		{ echo "the stop ended the program before it served the queued request" >&2; return 1; }
+	timeout 10 cp "$JWT_PUBLIC_KEY_FILE" "$key"
+	wait "$client"
+	head -n 1 "$BATS_TEST_TMPDIR/answer" | grep -q '^Status: 200' ||
+		{ cat "$BATS_TEST_TMPDIR/answer" "$LOG" >&2; return 1; }
+	grep -qi '^Content-Type: application/json' "$BATS_TEST_TMPDIR/answer"
+	[ "$(sed '1,/^\r\?$/d' "$BATS_TEST_TMPDIR/answer" | jq -r .playerId)" = "$(sql "SELECT id FROM users WHERE subject = 'early-stop'")" ]
+	[ "$(sql "SELECT count(*) FROM players p JOIN users u ON u.id = p.user_id WHERE u.subject = 'early-stop'")" = 1 ]
+	ended "$APP"
+	APP=
+	[ ! -s "$LOG" ] || { cat "$LOG" >&2; return 1; }
+}
+
 @test "a pool stops in moments and removes its socket" {
 	pool_up 4
 	t0=$(now_ms)

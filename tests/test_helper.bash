@@ -479,9 +479,10 @@ Group www-data'
 # slow_client OUT BASE_URL HOW [TOKEN]: PUT /api/players/me announcing a body of 2,000 bytes,
 # of which it sends the first bytes and then one more a second (HOW=trickle) or nothing more
 # (HOW=stall); the raw answer goes to OUT. Run it in the background with fd 3 closed. Bounded:
-# it writes for at most 30 s and waits for the answer for at most 40 s.
+# it writes for at most SLOW_WRITE_S seconds (default 30) and waits for the answer for at most
+# 10 s more.
 slow_client() {
-	local out=$1 hostport=${2#http://} how=$3 tok=${4:-} fd writer=""
+	local out=$1 hostport=${2#http://} how=$3 tok=${4:-} fd writer="" secs=${SLOW_WRITE_S:-30}
 	exec {fd}<>"/dev/tcp/${hostport%:*}/${hostport#*:}"
 	{
 		printf 'PUT /api/players/me HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n' "$hostport"
@@ -489,10 +490,10 @@ slow_client() {
 		printf 'Content-Type: application/json\r\nContent-Length: 2000\r\n\r\n{"displayName":'
 	} >&"$fd"
 	if [ "$how" = trickle ]; then
-		(for _ in $(seq 1 30); do sleep 1; printf ' ' || exit 0; done) >&"$fd" 2>/dev/null &
+		(for _ in $(seq 1 "$secs"); do sleep 1; printf ' ' || exit 0; done) >&"$fd" 2>/dev/null &
 		writer=$!
 	fi
-	timeout 40 cat <&"$fd" >"$out"
+	timeout $((secs + 10)) cat <&"$fd" >"$out"
 	[ -z "$writer" ] || kill "$writer" 2>/dev/null || true
 	exec {fd}>&-
 }
