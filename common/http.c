@@ -418,6 +418,7 @@ static struct arena *serve_arena;
 static volatile sig_atomic_t serve_stopping;
 
 #define STOP_DRAIN_MS	1000	/* after a stop, queued connections are served this long at most */
+#define STOP_GRACE_MS	200	/* and a process of mod_fcgid waits this long for one more */
 
 static void
 on_serve_stop(int sig)
@@ -435,8 +436,12 @@ static int serve_pooled;
  * made after that last look would be reset when the process ends: mod_fcgid answered such a
  * request 500 about once in two rounds of five graceful restarts (tests/08-restarts.bats).
  * With the name gone that connect fails at once, and mod_fcgid tries another process; the
- * connections already queued are served first. A pool's workers share their socket with
- * each other and their supervisor, which removes it once all have ended.
+ * connections already queued are served first. A connect that found the name just before it
+ * went is queued a moment later (the kernel looks the name up, then queues the connection):
+ * on a busy machine that moment came after the last look often enough to cost a 500 in one
+ * run of the suite in two, so the process looks for STOP_GRACE_MS more before it ends. A
+ * pool's workers share their socket with each other and their supervisor, which removes it
+ * once all have ended.
  */
 static void
 serve_unlisten(int listen_fd)
@@ -474,7 +479,8 @@ serve_wait(int ep, int listen_fd, const sigset_t *waiting)
 	for (;;) {
 		if (serve_stopping)
 			serve_unlisten(listen_fd);
-		n = epoll_pwait(ep, &ev, 1, serve_stopping ? 0 : -1, waiting);
+		n = epoll_pwait(ep, &ev, 1, !serve_stopping ? -1 : serve_pooled ? 0 : STOP_GRACE_MS,
+		    waiting);
 		if (n > 0)
 			return 1;
 		if (n == 0 || errno != EINTR)
