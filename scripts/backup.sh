@@ -26,11 +26,6 @@ usage() {
 	exit 2
 }
 
-# pgBackRest runs as PostgreSQL's user: the repository and the data directories are its
-as_pg() {
-	as_user "$(pg_user)" "$@"
-}
-
 # state_of DIR: the state directory, absolute (var/ may be a link, scripts/run.sh)
 state_of() {
 	local dir=${1:-$root/var}

@@ -1,8 +1,9 @@
 # shellcheck shell=bash
 # lib.sh: what the scripts need to know about the machine they run on: a PATH that finds the
 # server programs, the users the private servers run as, whether those users can reach a
-# path, a free port, and a copy of the tree. Sourced by stack.sh, run.sh, test.sh, deb.sh,
-# bench/run.sh, bench/restarts.sh and the tests; defines functions and SETUP_NOTES only.
+# path, PostgreSQL's programs, a free port, and a copy of the tree. Sourced by stack.sh,
+# run.sh, test.sh, deb.sh, backup.sh, ha.sh, bench/run.sh, bench/restarts.sh and the tests;
+# defines functions and SETUP_NOTES only.
 
 # What was arranged on the caller's behalf, said in one line by setup_say.
 SETUP_NOTES=()
@@ -60,6 +61,25 @@ as_user() {
 	else
 		"$@"
 	fi
+}
+
+# pg_bin: the directory of the newest PostgreSQL server programs installed.
+pg_bin() {
+	local d
+	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+	[ -n "$d" ] || { echo "PostgreSQL server binaries not found" >&2; exit 1; }
+	echo "$d"
+}
+
+# as_pg CMD...: CMD as PostgreSQL's user (it refuses to run as root); its data directories,
+# and pgBackRest's repository, are that user's.
+as_pg() {
+	as_user "$(pg_user)" "$@"
+}
+
+# pg_owner PATH...: under root, PATH (recursively) becomes PostgreSQL's user's.
+pg_owner() {
+	if is_root; then chown -R postgres:postgres "$@"; fi
 }
 
 # can USER TEST-OPERATOR PATH: whether USER passes `test -r PATH`, `-x`... (every directory

@@ -20,22 +20,6 @@ root=$(cd "$here/.." && pwd)
 . "$here/lib.sh"
 courts_path
 
-pg_bin() {
-	local d
-	d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
-	[ -n "$d" ] || { echo "stack: PostgreSQL server binaries not found" >&2; exit 1; }
-	echo "$d"
-}
-
-# PostgreSQL refuses to run as root: run its tools as the postgres user then.
-as_pg() {
-	as_user "$(pg_user)" "$@"
-}
-
-pg_owner() {
-	if is_root; then chown -R postgres:postgres "$@"; fi
-}
-
 # The cluster's settings: pg/courts.conf, included last by postgresql.conf and rewritten at
 # every start, so the socket follows the state directory (which may have moved), and sessions
 # that choose no time zone get UTC whatever the zone of whoever ran initdb.
