@@ -99,12 +99,17 @@ DEB_PACKAGES := debhelper dpkg-dev lintian
 # What the tests, the benchmarks and the fuzzers add (make test, make bench, make fuzz, make
 # openapi), with Node.js and npm: bats and jq, wrk, the FastCGI client, clang's fuzzer,
 # pgbouncer, Chromium for the API page's test, systemd for the units' check, a second iCalendar
-# reader; and the npm packages of openapi/ (the document's build and checks) and tests/.
-TOOL_PACKAGES := bats jq wrk time iproute2 libfcgi-bin clang libclang-rt-14-dev pgbouncer \
-	chromium systemd python3-icalendar $(DEB_PACKAGES) debootstrap
+# reader, pg_auto_failover; and the npm packages of openapi/ (the document's build and
+# checks) and tests/.
+TOOL_PACKAGES = bats jq wrk time iproute2 libfcgi-bin clang libclang-rt-14-dev pgbouncer \
+	chromium systemd python3-icalendar $(DEB_PACKAGES) debootstrap $(HA_PACKAGES)
+# pg_auto_failover for the PostgreSQL that `make install` installed (scripts/ha.sh, the
+# failover's test): its package is named after PostgreSQL's major version, known once
+# `install` has run (this is expanded in install-tools' recipe, after it)
+HA_PACKAGES = postgresql-$(or $(shell ls /usr/lib/postgresql 2>/dev/null | sort -n | tail -n 1),15)-auto-failover
 
 .PHONY: all build programs install install-tools openapi run test unit token sweep deliver reconcile \
-	backup restore bench fuzz fuzz-build deb clean FORCE
+	backup restore ha ha-stop bench fuzz fuzz-build deb clean FORCE
 .SECONDARY:
 
 all: build
@@ -307,6 +312,18 @@ deliver: $(DELIVER_BIN)
 
 reconcile: $(RECONCILE_BIN)
 	@scripts/sweep.sh $(RECONCILE_BIN)
+
+# A highly available PostgreSQL on 127.0.0.1 with pg_auto_failover (scripts/ha.sh;
+# docs/operations.md, "Failover"): `make ha` starts a monitor and two nodes in HA_DIR and
+# prints the URL that `make run DATABASE_URL=...` takes; `make ha-stop` stops them.
+HA_DIR ?= var/ha
+
+ha: install
+	@scripts/install-packages.sh $(HA_PACKAGES)
+	@scripts/ha.sh start "$(HA_DIR)"
+
+ha-stop:
+	@scripts/ha.sh stop "$(HA_DIR)"
 
 # Backups with pgBackRest (scripts/backup.sh; docs/operations.md, "Backups") of the `make run`
 # cluster, or of the state directory STATE=DIR. restore writes a new data directory (RESTORE_DIR,
