@@ -10,6 +10,7 @@
 #   scripts/ha.sh read-url DIR        DATABASE_READ_URL: the standby while there is one
 #   scripts/ha.sh state DIR           pg_autoctl show state
 #   scripts/ha.sh primary DIR         the primary's name (node1 or node2), once there is one
+#   scripts/ha.sh port DIR NODE       NODE's TCP port
 #   scripts/ha.sh wait DIR NODE STATE [SECONDS]   until the monitor reports NODE in STATE
 #   scripts/ha.sh kill DIR NODE       the node lost: its pg_autoctl and PostgreSQL SIGKILLed
 #   scripts/ha.sh node DIR NODE       NODE's pg_autoctl started again (a lost primary rejoins
@@ -48,7 +49,7 @@ HA_DEMOTE_MS=${HA_DEMOTE_MS:-12000}
 HA_PARTITION_S=${HA_PARTITION_S:-5}
 
 usage() {
-	sed -n '6,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '6,19p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -275,7 +276,7 @@ stop() {
 cmd=${1:-}
 [ -n "$cmd" ] && [ -n "${2:-}" ] || usage
 case "$cmd" in
-wait | kill | node)
+wait | kill | node | port)
 	case "${3:-}" in
 	node1 | node2) ;;
 	*) echo "ha: $cmd: the node is node1 or node2, not '${3:-}'" >&2; exit 2 ;;
@@ -294,6 +295,7 @@ read-url)
 	;;
 state) autoctl show state --pgdata "$dir/data/monitor" ;;
 primary) primary_name ;;
+port) port_of "$3" ;;
 wait) wait_state "$3" "$4" "${5:-120}" ;;
 kill)
 	# its session first (pg_autoctl would start PostgreSQL again), then PostgreSQL itself

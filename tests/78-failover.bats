@@ -34,7 +34,7 @@ setup_file() {
 	DATABASE_URL=$HA_URL "$COURTS_BUILD/cron/sweep" >/dev/null
 	# while there is no primary, the programs log each connection that found none (one line a
 	# request answered 503)
-	expect_log apache "req=[0-9a-f]+ error: database unavailable 08000: database connect failed: connection to server at \"127\\.0\\.0\\.1\", port ($(sed -n 's/^node1=//p' "$HA/db/ports")|$(sed -n 's/^node2=//p' "$HA/db/ports")) failed"
+	expect_log apache "req=[0-9a-f]+ error: database unavailable 08000: database connect failed: connection to server at \"127\\.0\\.0\\.1\", port ($("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" node1)|$("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" node2)) failed"
 	HA_BASE=$(COURTS_MODE=pool extra_apache failover DATABASE_URL="$HA_URL" 3>&-)
 	export HA_BASE
 }
@@ -266,5 +266,5 @@ acknowledged() {
 		sleep 0.5
 	done
 	[ "$(sql "SELECT count(*) FROM venues WHERE name IN ('fo-back-1', 'fo-back-2')")" = 2 ]
-	[ "$(sql "SELECT inet_server_port()")" = "$(sed -n "s/^$lost=//p" "$HA/db/ports")" ]
+	[ "$(sql "SELECT inet_server_port()")" = "$("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" "$lost")" ]
 }
