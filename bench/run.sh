@@ -117,6 +117,12 @@ rules_text="maxUpcomingPerPlayer 1000, maxPerPlayerPerDay 1000, maxPerPlayerPerW
 rules_text+=", bookingWindowDays 366, minNoticeMinutes 1"
 # players with a token of their own for the creates, and as many for the joins
 writers_max=1000
+# mod_fcgid in mode fastcgi (bench/README.md, "mod_fcgid"): each Apache's programs get their
+# processes at start (scripts/stack.sh warm), and the idle timeout is shortened from the
+# 600 s of apache/httpd.conf to fcgid_idle s, looked at every fcgid_scan s, so that the
+# burst after an idle spell (burst_idle) fits in the run; the processes are to outlive it
+fcgid_idle=10
+fcgid_scan=1
 
 log() { printf '%s bench: %s\n' "$(date +%T)" "$*" >&2; }
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
@@ -642,7 +648,7 @@ run_case() {
 		[ -n "$tok" ] && args+=(-H "Authorization: Bearer $tok")
 		;;
 	esac
-	t0=$(wc -l <"$stand/timings" 2>/dev/null || echo 0)
+	t0=$({ wc -l <"$stand/timings"; } 2>/dev/null || echo 0)
 	s0=$(stand_in_jiffies)
 	busy_jiffies
 	b0=$busy
@@ -727,17 +733,31 @@ apache_mode() {
 		mode=cgi
 		pgb=(PGBOUNCER=1)
 	fi
+	local d warm_city=() warm_small=() warm_writes=()
+	# each mode's access logs apart (slow_requests)
+	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
+		[ -f "$d/apache/logs/access.log" ] && : >"$d/apache/logs/access.log"
+	done
+	if [ "$mode" = fastcgi ]; then
+		# the programs each Apache serves in the cases, 16 processes each (176 PG sessions)
+		warm_city=(FCGID_WARM="health public owner search requests invitations"
+			FCGID_IDLE_TIMEOUT=$fcgid_idle FCGID_IDLE_SCAN=$fcgid_scan)
+		warm_small=(FCGID_WARM="search" FCGID_IDLE_TIMEOUT=$fcgid_idle FCGID_IDLE_SCAN=$fcgid_scan)
+		warm_writes=(FCGID_WARM="requests invitations" FCGID_IDLE_TIMEOUT=$fcgid_idle
+			FCGID_IDLE_SCAN=$fcgid_scan)
+	fi
 	(
 		set -a
 		# shellcheck disable=SC1091
 		. "$state/env"
-		env "${checks_off[@]}" "${pgb[@]}" "$stack" apache "$state" "$city_port" "$mode" "$build"
-		env "${checks_off[@]}" "${pgb[@]}" DATABASE_URL="$small_db" \
+		env "${checks_off[@]}" "${pgb[@]}" "${warm_city[@]}" \
+			"$stack" apache "$state" "$city_port" "$mode" "$build"
+		env "${checks_off[@]}" "${pgb[@]}" "${warm_small[@]}" DATABASE_URL="$small_db" \
 			"$stack" apache "$state/small" "$small_port" "$mode" "$build"
-		env "${checks_on[@]}" "${pgb[@]}" \
+		env "${checks_on[@]}" "${pgb[@]}" "${warm_writes[@]}" \
 			"$stack" apache "$state/checks" "$checks_port" "$mode" "$build"
 		if [[ " $cases " == *_stripe* ]]; then
-			env "${checks_off[@]}" "${pgb[@]}" PAYMENT_PROVIDER=stripe \
+			env "${checks_off[@]}" "${pgb[@]}" "${warm_writes[@]}" PAYMENT_PROVIDER=stripe \
 				STRIPE_SECRET_KEY=$stripe_key STRIPE_WEBHOOK_SECRET=whsec_bench \
 				STRIPE_API_BASE="http://127.0.0.1:$(cat "$stand/port")" \
 				"$stack" apache "$state/stripe" "$stripe_port" "$mode" "$build"
@@ -764,10 +784,66 @@ round_cases() {
 	echo "${first[*]} ${last[*]}"
 }
 
+# service_logs: the access logs of the service Apaches there are
+service_logs() {
+	local d
+	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
+		[ -f "$d/apache/logs/access.log" ] && echo "$d/apache/logs/access.log"
+	done
+	return 0
+}
+# log_lines: "LOG LINES" of each service log now (where the measured part of a mode begins)
+log_lines() {
+	local f
+	while IFS= read -r f; do echo "$f $(wc -l <"$f")"; done < <(service_logs)
+}
+# slow_requests MARKS: "SLOW TOTAL MAX_MS SLOW_MEASURED TOTAL_MEASURED" over the access logs
+# of the service Apaches since the mode began: the requests that took 1 s or more by
+# Apache's own time (%D), out of all, the longest, and the same for the lines past MARKS
+# (log_lines at the first round: the rounds, the one-client runs and the burst); the
+# warm-up's own requests (204, each held 3 s by design) apart. Each log is kept as
+# work/access-MODE-N.log.
+slow_requests() {
+	local f i=0 skip
+	: >"$work/slow.tmp"
+	while IFS= read -r f; do
+		skip=$(awk -v f="$f" '$1 == f { print $2 }' <<<"$1")
+		awk -v skip="${skip:-0}" '$(NF - 2) != 204 { v = $NF; sub(/us$/, "", v)
+			print (v + 0 >= 1000000), v + 0, (FNR > skip) }' "$f" >>"$work/slow.tmp"
+		i=$((i + 1))
+		cp "$f" "$work/access-$mode-$i.log"
+	done < <(service_logs)
+	awk '{ n++; s += $1; if ($2 > m) m = $2; if ($3) { mn++; ms += $1 } }
+		END { printf "%d %d %.1f %d %d\n", s, n, m / 1000, ms, mn }' "$work/slow.tmp"
+}
+
+# burst_idle: mode fastcgi's Apache of CITY left idle past mod_fcgid's idle timeout (and two
+# of its looks), then 16 connections at once on the slots of another court each for 3 s, as
+# the first clients after a quiet spell. Sets burst (wrk's "rps p50 p99 non2xx errors") and
+# burst_log ("SLOW TOTAL MAX_MS" of that run, from the access log) and burst_procs (public.cgi's
+# processes before and after the idle spell).
+burst_idle() {
+	local out=$work/wrk/fastcgi-burst.txt alog=$state/apache/logs/access.log off before envs=()
+	before=$("$root/scripts/stack.sh" fcgid-count "$state" public)
+	log "fastcgi: idle for $((fcgid_idle + 2 * fcgid_scan + 3)) s (mod_fcgid's idle timeout $fcgid_idle s), then a burst"
+	sleep $((fcgid_idle + 2 * fcgid_scan + 3))
+	burst_procs="$before / $("$root/scripts/stack.sh" fcgid-count "$state" public)"
+	off=$(wc -l <"$alog")
+	slots_env "$threads"
+	env "${envs[@]}" timeout 40 wrk -t"$threads" -c"$conns" -d3s --latency --timeout 10s \
+		-s "$bench/slots.lua" "$(case_url slots_many)" >"$out" 2>&1 || true
+	settle
+	burst=$(parse_wrk "$out" || echo "")
+	burst_log=$(tail -n +$((off + 1)) "$alog" | awk '{ v = $NF; sub(/us$/, "", v); n++
+		if (v + 0 >= 1000000) s++; if (v + 0 > m) m = v + 0 }
+		END { printf "%d %d %.1f\n", s, n, m / 1000 }')
+}
+
 # ---- the rounds -----------------------------------------------------------------------------
 runs=$work/runs.tsv
 : >"$runs"
-declare -A mode_status one
+declare -A mode_status one slow
+burst="" burst_log="" burst_procs=""
 for mode in $modes; do
 	log "mode $mode: (re)starting the service Apaches"
 	apache_mode "$mode"
@@ -789,6 +865,7 @@ for mode in $modes; do
 		run_case "$c" "$warmup" "$work/wrk/$mode-warmup-$c.txt"
 		finish_run "$c"
 	done
+	marks=$(log_lines)
 	for round in $(seq 1 "$rounds"); do
 		for c in $(round_cases "$round"); do
 			[ "${status[$c]}" = ok ] || continue
@@ -814,6 +891,10 @@ for mode in $modes; do
 	for c in health slots slots_many owner day_sheet report_year search_small search_city search_many open_city; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
+	if [ "$mode" = fastcgi ] && [ "${status[slots_many]:-}" = ok ]; then
+		burst_idle
+	fi
+	[ "$mode" = express ] || slow[$mode]=$(slow_requests "$marks")
 
 	# the search's plan, captured from the statements the endpoint really runs (auto_explain on
 	# the sessions of plain-CGI requests, nested statements included: the venues are read by
@@ -1087,6 +1168,32 @@ other=$work/other.md
 			echo "| search p50 CITY / SMALL, one client ($mode) | $(fmt "$r" 2)x | - | - |"
 		fi
 	done
+	# mod_fcgid's one-second waits (bench/README.md, "mod_fcgid"), counted by Apache itself
+	for mode in $modes; do
+		[ -n "${slow[$mode]:-}" ] || continue
+		read -r n total mx nm totalm <<<"${slow[$mode]}"
+		t=- v=-
+		if [ "$mode" = fastcgi ] || [ "$mode" = pool ]; then
+			t="0 in the rounds"
+			v=$(verdict "$nm" "==" 0)
+		fi
+		echo "| requests of 1 s or more ($mode, by the access logs' time; the rounds, one-client" \
+			"runs and burst / every request of the mode, the first after each start, probes" \
+			"and warm-up runs included) | $nm of $totalm / $n of $total (longest" \
+			"$(fmt "$mx" 1) ms) | $t | $v |"
+	done
+	if [ -n "$burst" ]; then
+		read -r brps bp50 bp99 bnon berr <<<"$burst"
+		read -r bn btotal bmx <<<"$burst_log"
+		echo "| burst of $conns connections after ${fcgid_idle}+ s idle (fastcgi, slots of another" \
+			"court each, 3 s; public.cgi's processes before / after the idle spell: $burst_procs):" \
+			"p99 | $(ms_unit "$bp99" 1) (p50 $(ms_unit "$bp50" 2), $(fmt "$brps" 0) req/s," \
+			"$bnon non-2xx) | < 50 ms | $(verdict "$bp99" "<" 50) |"
+		echo "| burst after idle (fastcgi): requests of 1 s or more | $bn of $btotal" \
+			"(longest $(fmt "$bmx" 1) ms) | 0 | $(verdict "$bn" "==" 0) |"
+	elif [[ " $modes " == *" fastcgi "* ]]; then
+		echo "| burst after idle (fastcgi) | n/a (not measured) | < 50 ms | not measured |"
+	fi
 	if [ -n "$(col pool search_city 5)" ]; then
 		v=$(col pool search_city 5 | median)
 		echo "| search CITY p50 (pool) | $(ms_unit "$v" 1) | < 10 ms | $(verdict "$v" "<" 10) |"

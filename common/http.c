@@ -12,9 +12,11 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <fcgiapp.h>
@@ -443,26 +445,40 @@ static int serve_pooled;
  * pool's workers share their socket with each other and their supervisor, which removes it
  * once all have ended.
  */
-static void
-serve_unlisten(int listen_fd)
+/* The path of the Unix socket listen_fd listens on, into path (of PATH_SOCKET bytes); false
+ * for any other socket, an abstract one included. */
+#define PATH_SOCKET	sizeof(((struct sockaddr_un *)NULL)->sun_path)
+
+static bool
+socket_path(int listen_fd, char *path)
 {
-	static int done;
 	struct sockaddr_un sa;
 	socklen_t len = sizeof sa;
 	size_t n;
 
-	if (serve_pooled || done)
-		return;
-	done = 1;
 	memset(&sa, 0, sizeof sa);
 	if (getsockname(listen_fd, (struct sockaddr *)&sa, &len) < 0 ||
 	    sa.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un, sun_path))
-		return;
+		return false;
 	n = len - offsetof(struct sockaddr_un, sun_path);
 	if (n >= sizeof sa.sun_path || sa.sun_path[0] == '\0')
+		return false;
+	memcpy(path, sa.sun_path, n);
+	path[n] = '\0';
+	return true;
+}
+
+static void
+serve_unlisten(int listen_fd)
+{
+	static int done;
+	char path[PATH_SOCKET];
+
+	if (serve_pooled || done)
 		return;
-	sa.sun_path[n] = '\0';
-	unlink(sa.sun_path);
+	done = 1;
+	if (socket_path(listen_fd, path))
+		unlink(path);
 }
 
 /*
@@ -537,6 +553,135 @@ serve_close_early(FCGX_Request *fr)
 }
 
 /*
+ * Warming mod_fcgid up. mod_fcgid starts a program's processes as requests find none idle,
+ * but a request that finds them all busy sleeps a whole second first, and then takes the
+ * first one freed rather than ask for another (fcgid_bridge.c): past the first instant of a
+ * burst the number of processes never grows to meet the requests in flight, and every
+ * request beyond them waits a second (bench/README.md, "mod_fcgid"). The processes grow only
+ * while the busy ones stay busy through that second. `scripts/stack.sh warm` sends each
+ * program as many requests at once as it is to have processes, each carrying the token of
+ * COURTS_FCGID_WARM_TOKEN (written by the stack, FcgidInitialEnv) in X-Courts-Warm-Up: such a
+ * request opens the process's database session, holds the process WARM_HOLD_MS and is
+ * answered 204, with nothing read or written anywhere else, so the requests that slept find
+ * none free and processes are started for them. FcgidMinProcessesPerClass then keeps them.
+ * Processes of mod_fcgid only; without the token set, or with another, the header is a
+ * header like any other.
+ */
+#define WARM_HOLD_MS	3000
+#define WARM_TOKEN_MIN	16
+
+static bool
+serve_warm(FCGX_Request *fr)
+{
+	static const char *token;
+	static bool looked;
+	struct timespec hold;
+	struct db db;
+	const char *h;
+	unsigned char diff = 0;
+	size_t i, n;
+
+	if (serve_pooled)
+		return false;
+	if (!looked) {
+		token = getenv("COURTS_FCGID_WARM_TOKEN");
+		if (token != NULL && strlen(token) < WARM_TOKEN_MIN)
+			token = NULL;
+		looked = true;
+	}
+	if (token == NULL || (h = FCGX_GetParam("HTTP_X_COURTS_WARM_UP", fr->envp)) == NULL)
+		return false;
+	if ((n = strlen(token)) != strlen(h))
+		return false;
+	for (i = 0; i < n; i++)
+		diff |= (unsigned char)(token[i] ^ h[i]);
+	if (diff != 0)
+		return false;
+	/* the database session opened meanwhile: the first request of the burst would pay it */
+	arena_reset(serve_arena);
+	db_init(&db, serve_arena);
+	(void)db_ping(&db);
+	db_end(&db);
+	hold.tv_sec = WARM_HOLD_MS / 1000;
+	hold.tv_nsec = WARM_HOLD_MS % 1000 * 1000000L;
+	while (nanosleep(&hold, &hold) < 0 && errno == EINTR)
+		;
+	FCGX_PutS("Status: 204 No Content\r\n\r\n", fr->out);
+	return true;
+}
+
+/*
+ * Turns under mod_fcgid. A program keeps 16 processes there so that no request finds them
+ * all busy (serve_warm), but 16 requests working at once on two cores take turns on the
+ * cores instead, each with its own database session: the slots of another court each, at
+ * 16 connections, had a p99 of 32-49 ms (tails to 130 ms) where a pool's four workers, with
+ * the other requests waiting in their socket's backlog, had 10-13 ms. So at most
+ * FCGID_CONCURRENCY requests (default 4, as a pool's FCGI_WORKERS) of one program and one
+ * Apache work at once; the others wait here for a turn, as they would in that backlog. A
+ * turn is a lock (flock) on one of as many files beside the program's socket, in mod_fcgid's
+ * own directory: the kernel gives it back when a process ends, however it ends. A request
+ * that finds none free waits for the one its process is given (its pid modulo the count).
+ * 0 turns the wait off; a directory the process cannot write leaves it off too.
+ */
+#define TURNS_DEFAULT	4
+#define TURNS_MAX	64
+
+static int turn_fds[TURNS_MAX];
+static int turn_count;		/* 0: no turns */
+static int turn_held = -1;
+
+static void
+turns_open(int listen_fd)
+{
+	char dir[PATH_SOCKET], path[PATH_SOCKET + 64], *slash;
+	int want = config_env_int("FCGID_CONCURRENCY", TURNS_DEFAULT, 0, TURNS_MAX), i;
+
+	if (want == 0 || !socket_path(listen_fd, dir) || (slash = strrchr(dir, '/')) == NULL)
+		return;
+	*slash = '\0';
+	for (i = 0; i < want; i++) {
+		snprintf(path, sizeof path, "%s/courts-turn.%s.%d", dir, log_program(), i);
+		if ((turn_fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
+			log_msg(NULL, "error", "cannot open %s (%s): requests of this process do "
+			    "not wait for a turn", path, strerror(errno));
+			while (i-- > 0)
+				close(turn_fds[i]);
+			return;
+		}
+	}
+	turn_count = want;
+}
+
+static void
+turn_take(void)
+{
+	int i, t, mine;
+
+	if (turn_count == 0)
+		return;
+	mine = (int)(getpid() % turn_count);
+	for (i = 0; i < turn_count; i++) {
+		t = (mine + i) % turn_count;
+		if (flock(turn_fds[t], LOCK_EX | LOCK_NB) == 0) {
+			turn_held = t;
+			return;
+		}
+	}
+	while (flock(turn_fds[mine], LOCK_EX) < 0)
+		if (errno != EINTR)
+			return;
+	turn_held = mine;
+}
+
+static void
+turn_give(void)
+{
+	if (turn_held >= 0)
+		flock(turn_fds[turn_held], LOCK_UN);
+	turn_held = -1;
+}
+
+/*
  * The accept loop. SIGTERM (and SIGUSR1, FastCGI's "finish and exit") stops it between
  * requests: the request in hand is answered in full and the connections already queued are
  * served, for up to STOP_DRAIN_MS, before the process ends. mod_fcgid stops its processes with
@@ -587,9 +732,13 @@ serve_fastcgi(int listen_fd)
 				continue;
 			break;
 		}
-		request_handle(serve_arena, &fr, serve_routes, serve_nroutes);
+		if (!serve_warm(&fr)) {
+			turn_take();
+			request_handle(serve_arena, &fr, serve_routes, serve_nroutes);
+		}
 		serve_close_early(&fr);
 		FCGX_Finish_r(&fr);
+		turn_give();
 	}
 	close(ep);
 	db_close();
@@ -668,6 +817,7 @@ http_main_hooked(const char *program, const struct route *routes, size_t nroutes
 		/* started by mod_fcgid, listening socket on fd 0 */
 		FCGX_Init();
 		keys_preload();
+		turns_open(0);
 		rc = serve_fastcgi(0);
 	}
 	json_use_arena(NULL);

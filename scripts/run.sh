@@ -87,6 +87,9 @@ stop() {
 	[ -n "${tail_pid:-}" ] && kill "$tail_pid" 2>/dev/null || true
 }
 trap stop INT TERM EXIT
+# under mod_fcgid every program's processes are started before the first burst
+# (docs/operations.md, "Plain CGI or FastCGI")
+[ "$mode" != fastcgi ] || export FCGID_WARM=${FCGID_WARM:-1}
 COURTS_SETUP_NOTES=$(setup_joined) "$root/scripts/stack.sh" start "$state" "$port" "$mode" "$build"
 
 cat <<MSG

@@ -355,13 +355,85 @@ pool_stop() {
 	done
 }
 
+# mod_fcgid: the token of the warm-up requests (common/http.c, serve_warm), new at every
+# start of the Apache of STATE, handed to the programs with the other settings
+fcgid_token() {
+	local dir=$1/apache t
+	t=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+	(umask 077 && printf '%s\n' "$t" >"$dir/warm.token")
+	printf 'FcgidInitialEnv COURTS_FCGID_WARM_TOKEN "%s"\n' "$t" >>"$dir/env-fcgid.conf"
+}
+
+# fcgid_count STATE PROGRAM: how many processes of PROGRAM (public, for public.cgi) mod_fcgid
+# runs for the Apache of STATE (children of its process manager, a child of the master)
+fcgid_count() {
+	local master
+	master=$(cat "$1/apache/run/httpd.pid")
+	ps -eo pid=,ppid=,args= | awk -v m="$master" -v exe="/cgi-bin/$2.cgi" '
+		{ parent[$1] = $2; cmd = $0; sub(/^ *[0-9]+ +[0-9]+ /, "", cmd); args[$1] = cmd }
+		END {
+			for (p in args)
+				if (substr(args[p], length(args[p]) - length(exe) + 1) == exe &&
+				    parent[parent[p]] == m)
+					n++
+			print n + 0
+		}'
+}
+
+# fcgid_warm STATE PORT [PROGRAM...]: mod_fcgid given FCGID_PROCESSES processes (16, as
+# FcgidMinProcessesPerClass keeps) of every program, or of those named, before the first
+# burst finds too few of them and each request beyond waits a second (common/http.c,
+# serve_warm). As many warm-up requests at once as processes wanted, each held 3 s by the
+# process it reached: the requests that sleep meanwhile find none free and have one started.
+# A process of mod_fcgid is started one at a time, so a round can end a few short; the next
+# round holds those there and starts the rest. Says what it reached when it is short.
+fcgid_warm() {
+	local state=$1 port=$2 n=${FCGID_PROCESSES:-16} token prog path round i short
+	shift 2
+	[ $# -gt 0 ] || set -- health owner admin public search requests invitations players payments
+	token=$(cat "$state/apache/warm.token")
+	for round in 1 2 3; do
+		short=()
+		for prog; do
+			[ "$(fcgid_count "$state" "$prog")" -ge "$n" ] && continue
+			short+=("$prog")
+			case $prog in
+			health) path=/actuator/health ;;
+			owner) path=/api/owner/venues ;;
+			admin) path=/api/admin/venues ;;
+			public) path=/api/venues ;;
+			search) path=/api/match/search ;;
+			requests) path=/api/match/requests ;;
+			invitations) path=/api/match/invitations ;;
+			players) path=/api/players/me ;;
+			payments) path=/api/payments/webhook ;;
+			*) echo "stack: no program $prog to warm up" >&2; return 2 ;;
+			esac
+			for i in $(seq "$n"); do
+				curl -s -o /dev/null --max-time 30 -H "X-Courts-Warm-Up: $token" \
+					"http://127.0.0.1:$port$path" &
+			done
+		done
+		[ ${#short[@]} -gt 0 ] || return 0
+		wait
+		set -- "${short[@]}"
+	done
+	for prog; do
+		i=$(fcgid_count "$state" "$prog")
+		[ "$i" -ge "$n" ] || echo "stack: mod_fcgid runs $i processes of $prog.cgi, not $n" >&2
+	done
+}
+
 # Apache runs the programs of srv_bin (serve_prepare) as the server's user.
 apache_start() {
 	local state=$1 port=$2 mode=$3 defines=()
 	mkdir -p "$state/apache/run" "$state/apache/logs" "$state/apache/htdocs"
 	chmod 755 "$state/apache"
 	write_env_conf "$state/apache"
-	[ "$mode" = fastcgi ] && defines+=(-D FASTCGI)
+	if [ "$mode" = fastcgi ]; then
+		defines+=(-D FASTCGI)
+		fcgid_token "$state"
+	fi
 	if [ "$mode" = pool ]; then
 		defines+=(-D FCGIPOOL)
 		pool_start "$state"
@@ -371,6 +443,9 @@ apache_start() {
 	[ -n "${APACHE_HEADER_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_HEADER_TIMEOUT $APACHE_HEADER_TIMEOUT")
 	[ -n "${APACHE_BODY_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_BODY_TIMEOUT $APACHE_BODY_TIMEOUT")
 	[ -n "${COURTS_TEST_STATUS:-}" ] && defines+=(-D COURTS_TEST_STATUS)
+	# mod_fcgid's idle timeout and how often it looks (the benchmark's burst after idle)
+	[ -n "${FCGID_IDLE_TIMEOUT:-}" ] && defines+=(-C "Define COURTS_FCGID_IDLE_TIMEOUT $FCGID_IDLE_TIMEOUT")
+	[ -n "${FCGID_IDLE_SCAN:-}" ] && defines+=(-C "Define COURTS_FCGID_IDLE_SCAN $FCGID_IDLE_SCAN")
 	# per address limits (limits.conf); loopback is exempt unless ADDR_LIMIT_LOOPBACK is set
 	[ -n "${ADDR_CONCURRENT:-}" ] && defines+=(-C "Define COURTS_ADDR_CONCURRENT $ADDR_CONCURRENT")
 	[ -n "${ADDR_PER_MINUTE:-}" ] && defines+=(-C "Define COURTS_ADDR_PER_MINUTE $ADDR_PER_MINUTE")
@@ -398,6 +473,16 @@ apache_start() {
 		fi
 		sleep 0.1
 	done
+	# FCGID_WARM=1 (`make run`, the benchmark): every program's processes started at once,
+	# or FCGID_WARM="public search" for those
+	if [ "$mode" = fastcgi ] && [ -n "${FCGID_WARM:-}" ]; then
+		if [ "$FCGID_WARM" = 1 ]; then
+			fcgid_warm "$state" "$port"
+		else
+			# shellcheck disable=SC2086
+			fcgid_warm "$state" "$port" $FCGID_WARM
+		fi
+	fi
 }
 
 apache_stop() {
@@ -430,7 +515,7 @@ CONFIG_VARS="DATABASE_URL DATABASE_READ_URL JWT_PUBLIC_KEY_FILE JWT_JWKS_FILE JW
 DEFAULT_TIMEZONE BASE_PATH PUBLIC_URL PAYMENT_HOLD_SECONDS CHECKIN_RADIUS_M CHECKIN_MAX_ACCURACY_M
 MIN_RELIABILITY DB_PREPARE MAX_UNPAID_HOLDS MAX_PENDING_VENUES WRITE_BUDGET_PER_MINUTE
 WRITE_BUDGET_BURST PAYMENT_PROVIDER STRIPE_SECRET_KEY STRIPE_WEBHOOK_SECRET STRIPE_API_BASE
-PAYMENT_PROVIDER_TIMEOUT_SECONDS"
+PAYMENT_PROVIDER_TIMEOUT_SECONDS FCGID_CONCURRENCY"
 
 write_env_conf() {
 	local dir=$1 v val
@@ -707,6 +792,17 @@ graceful)
 	eval "args=($(cat "$2/apache/args.q"))"
 	apache2 "${args[@]}" -k graceful
 	;;
+fcgid-count)
+	# how many processes mod_fcgid runs of PROGRAM for the Apache of STATE
+	fcgid_count "$(abs "$2")" "$3"
+	;;
+warm)
+	# mod_fcgid's processes of every program (or those named) started for the Apache of
+	# STATE on PORT, e.g. after a graceful restart, which ends them all (fcgid_warm)
+	state=$(abs "$2") port=$3
+	shift 3
+	fcgid_warm "$state" "$port" "$@"
+	;;
 restart-pg)
 	# a database restart under running programs: kept connections must recover
 	state=$(abs "$2")
@@ -715,7 +811,7 @@ restart-pg)
 		-l "$state/log/postgresql.log" >/dev/null
 	;;
 *)
-	echo "usage: $0 check STATE PORT | start STATE PORT MODE BUILD | stop STATE | replica STATE REPLICA | replica-stop REPLICA" >&2
+	echo "usage: $0 check STATE PORT | start STATE PORT MODE BUILD | stop STATE | replica STATE REPLICA | replica-stop REPLICA | warm STATE PORT [PROGRAM...]" >&2
 	exit 2
 	;;
 esac

@@ -41,10 +41,6 @@ wait_workers() {
 	done
 }
 
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
-}
-
 fcgi_info() {
 	REQUEST_METHOD=GET REQUEST_URI=/actuator/info SERVER_PROTOCOL=HTTP/1.1 \
 		cgi-fcgi -bind -connect "$SOCK"

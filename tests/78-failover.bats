@@ -55,10 +55,6 @@ setup() {
 	export PSQL_ADMIN=$HA_ADMIN
 }
 
-now_ms() {
-	echo $(($(date +%s%N) / 1000000))
-}
-
 # write C KIND KEY METHOD PATH TOKEN [BODY]: one write of client C, retried with the same key
 # while the answer is 503 or none at all (curl's 20 s timeout), for up to 120 s. Each attempt
 # is a line "MS KIND KEY ATTEMPT STATUS TYPE REPLAYED" in $OUT/log-C; each answer other than

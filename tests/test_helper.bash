@@ -336,6 +336,11 @@ clean_node() {
 	"${CLEAN_ENV[@]}" node "$@"
 }
 
+# now_ms: the time in milliseconds
+now_ms() {
+	echo $(($(date +%s%N) / 1000000))
+}
+
 # ---- a second Apache with other settings ------------------------------------------------
 # extra_apache NAME VAR=VALUE...: starts another Apache on the suite's database with the
 # given settings; prints its base URL. Stopped by teardown_suite.
