@@ -181,7 +181,9 @@ health_up() {
 	conf=$(dpkg-deb --fsys-tarfile "$new" | tar -xO ./etc/courts/courts.conf)
 	for name in $(grep -ohE '(config_env_int|env_str|getenv)\("[A-Z_]+"' \
 		"$COURTS_ROOT"/common/*.c "$COURTS_ROOT"/cron/*.c | sed 's/.*("//; s/"$//' | sort -u); do
-		case $name in FCGI_LISTEN|TMPDIR|NOTIFY_WEBHOOK_SECRET) continue ;; esac
+		# (FCGI_LISTEN and COURTS_FCGID_WARM_TOKEN are set by what starts the programs, the
+		# units and scripts/stack.sh, not by an operator)
+		case $name in FCGI_LISTEN|COURTS_FCGID_WARM_TOKEN|TMPDIR|NOTIFY_WEBHOOK_SECRET) continue ;; esac
 		grep -qE "^#?$name=" <<<"$conf" || { echo "not in courts.conf: $name"; false; }
 	done
 	# the pools run as the package's user, their sockets Apache's group's only
