@@ -733,18 +733,15 @@ apache_mode() {
 		mode=cgi
 		pgb=(PGBOUNCER=1)
 	fi
-	local d warm_city=() warm_small=() warm_writes=()
+	local f fcgid=() warm_city=() warm_small=() warm_writes=()
 	# each mode's access logs apart (slow_requests)
-	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
-		[ -f "$d/apache/logs/access.log" ] && : >"$d/apache/logs/access.log"
-	done
+	while IFS= read -r f; do : >"$f"; done < <(service_logs)
 	if [ "$mode" = fastcgi ]; then
 		# the programs each Apache serves in the cases, 16 processes each (176 PG sessions)
-		warm_city=(FCGID_WARM="health public owner search requests invitations"
-			FCGID_IDLE_TIMEOUT=$fcgid_idle FCGID_IDLE_SCAN=$fcgid_scan)
-		warm_small=(FCGID_WARM="search" FCGID_IDLE_TIMEOUT=$fcgid_idle FCGID_IDLE_SCAN=$fcgid_scan)
-		warm_writes=(FCGID_WARM="requests invitations" FCGID_IDLE_TIMEOUT=$fcgid_idle
-			FCGID_IDLE_SCAN=$fcgid_scan)
+		fcgid=(FCGID_IDLE_TIMEOUT=$fcgid_idle FCGID_IDLE_SCAN=$fcgid_scan)
+		warm_city=("${fcgid[@]}" FCGID_WARM="health public owner search requests invitations")
+		warm_small=("${fcgid[@]}" FCGID_WARM="search")
+		warm_writes=("${fcgid[@]}" FCGID_WARM="requests invitations")
 	fi
 	(
 		set -a
@@ -797,24 +794,30 @@ log_lines() {
 	local f
 	while IFS= read -r f; do echo "$f $(wc -l <"$f")"; done < <(service_logs)
 }
-# slow_requests MARKS: "SLOW TOTAL MAX_MS SLOW_MEASURED TOTAL_MEASURED" over the access logs
-# of the service Apaches since the mode began: the requests that took 1 s or more by
-# Apache's own time (%D), out of all, the longest, and the same for the lines past MARKS
-# (log_lines at the first round: the rounds, the one-client runs and the burst); the
-# warm-up's own requests (204, each held 3 s by design) apart. Each log is kept as
-# work/access-MODE-N.log.
+# slow_count: "SLOW TOTAL MAX_MS" of the access-log lines on standard input: the requests that
+# took 1 s or more by Apache's own time (%D), out of all, and the longest; the warm-up's own
+# requests (204, each held 3 s by design) apart
+slow_count() {
+	awk '$(NF - 2) != 204 { v = $NF; sub(/us$/, "", v); n++; if (v + 0 >= 1000000) s++
+		if (v + 0 > m) m = v + 0 }
+		END { printf "%d %d %.1f\n", s, n, m / 1000 }'
+}
+# slow_requests MARKS: slow_count of the service Apaches' logs since the mode began, then
+# "SLOW TOTAL" of the lines past MARKS (log_lines at the first round: the rounds, the
+# one-client runs and the burst). Each log is kept as work/access-MODE-N.log.
 slow_requests() {
-	local f i=0 skip
-	: >"$work/slow.tmp"
+	local f i=0 skip all=() measured
 	while IFS= read -r f; do
-		skip=$(awk -v f="$f" '$1 == f { print $2 }' <<<"$1")
-		awk -v skip="${skip:-0}" '$(NF - 2) != 204 { v = $NF; sub(/us$/, "", v)
-			print (v + 0 >= 1000000), v + 0, (FNR > skip) }' "$f" >>"$work/slow.tmp"
+		all+=("$f")
 		i=$((i + 1))
 		cp "$f" "$work/access-$mode-$i.log"
 	done < <(service_logs)
-	awk '{ n++; s += $1; if ($2 > m) m = $2; if ($3) { mn++; ms += $1 } }
-		END { printf "%d %d %.1f %d %d\n", s, n, m / 1000, ms, mn }' "$work/slow.tmp"
+	[ ${#all[@]} -gt 0 ] || { echo "0 0 0 0 0"; return; }
+	measured=$(for f in "${all[@]}"; do
+		skip=$(awk -v f="$f" '$1 == f { print $2 }' <<<"$1")
+		tail -n +$((${skip:-0} + 1)) "$f"
+	done | slow_count)
+	echo "$(cat "${all[@]}" | slow_count) ${measured% *}"
 }
 
 # burst_idle: mode fastcgi's Apache of CITY left idle past mod_fcgid's idle timeout (and two
@@ -834,9 +837,7 @@ burst_idle() {
 		-s "$bench/slots.lua" "$(case_url slots_many)" >"$out" 2>&1 || true
 	settle
 	burst=$(parse_wrk "$out" || echo "")
-	burst_log=$(tail -n +$((off + 1)) "$alog" | awk '{ v = $NF; sub(/us$/, "", v); n++
-		if (v + 0 >= 1000000) s++; if (v + 0 > m) m = v + 0 }
-		END { printf "%d %d %.1f\n", s, n, m / 1000 }')
+	burst_log=$(tail -n +$((off + 1)) "$alog" | slow_count)
 }
 
 # ---- the rounds -----------------------------------------------------------------------------

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <fcgiapp.h>
+#include <openssl/crypto.h>
 
 #include "auth.h"
 #include "budget.h"
@@ -578,8 +579,6 @@ serve_warm(FCGX_Request *fr)
 	struct timespec hold;
 	struct db db;
 	const char *h;
-	unsigned char diff = 0;
-	size_t i, n;
 
 	if (serve_pooled)
 		return false;
@@ -591,11 +590,7 @@ serve_warm(FCGX_Request *fr)
 	}
 	if (token == NULL || (h = FCGX_GetParam("HTTP_X_COURTS_WARM_UP", fr->envp)) == NULL)
 		return false;
-	if ((n = strlen(token)) != strlen(h))
-		return false;
-	for (i = 0; i < n; i++)
-		diff |= (unsigned char)(token[i] ^ h[i]);
-	if (diff != 0)
+	if (strlen(token) != strlen(h) || CRYPTO_memcmp(token, h, strlen(token)) != 0)
 		return false;
 	/* the database session opened meanwhile: the first request of the burst would pay it */
 	arena_reset(serve_arena);

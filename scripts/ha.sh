@@ -161,8 +161,9 @@ primary_name() {
 		"SELECT nodename FROM pgautofailover.node WHERE reportedstate IN ('primary', 'wait_primary', 'single') AND goalstate = reportedstate ORDER BY nodeid LIMIT 1" 2>/dev/null
 }
 
+# url [ATTRS]: the service's URL over both nodes, target_session_attrs ATTRS (read-write)
 url() {
-	echo "postgresql://courts@127.0.0.1:$(port_of node1),127.0.0.1:$(port_of node2)/courts?target_session_attrs=read-write&connect_timeout=2"
+	echo "postgresql://courts@127.0.0.1:$(port_of node1),127.0.0.1:$(port_of node2)/courts?target_session_attrs=${1:-read-write}&connect_timeout=2"
 }
 
 start() {
@@ -290,9 +291,7 @@ case "$cmd" in
 start) start "${3:-}" ;;
 stop) stop ;;
 url) url ;;
-read-url)
-	echo "postgresql://courts@127.0.0.1:$(port_of node1),127.0.0.1:$(port_of node2)/courts?target_session_attrs=prefer-standby&connect_timeout=2"
-	;;
+read-url) url prefer-standby ;;
 state) autoctl show state --pgdata "$dir/data/monitor" ;;
 primary) primary_name ;;
 port) port_of "$3" ;;

@@ -278,6 +278,19 @@ listener_pid() {
 	[ ! -s "$LOG" ] || { cat "$LOG" >&2; return 1; }
 }
 
+@test "a pool's worker given mod_fcgid's warm-up token serves a request carrying it as any other" {
+	# (the warm-up is mod_fcgid's, tests/08-fcgid-warm.bats: a pool has its workers already)
+	export COURTS_FCGID_WARM_TOKEN=0123456789abcdef0123456789abcdef
+	pool_up 1
+	REQUEST_METHOD=GET REQUEST_URI=/actuator/health SERVER_PROTOCOL=HTTP/1.1 \
+		HTTP_X_COURTS_WARM_UP=$COURTS_FCGID_WARM_TOKEN \
+		timeout 10 cgi-fcgi -bind -connect "$SOCK" >"$BATS_TEST_TMPDIR/answer" 3>&-
+	head -n 1 "$BATS_TEST_TMPDIR/answer" | grep -q '^Status: 200' ||
+		{ cat "$BATS_TEST_TMPDIR/answer" >&2; return 1; }
+	[ "$(sed '1,/^\r\?$/d' "$BATS_TEST_TMPDIR/answer" | jq -r .status)" = UP ]
+	[ ! -s "$LOG" ]
+}
+
 @test "a pool stops in moments and removes its socket" {
 	pool_up 4
 	t0=$(now_ms)

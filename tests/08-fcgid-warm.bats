@@ -2,8 +2,8 @@
 # mod_fcgid's processes started before the first burst (docs/operations.md, "Plain CGI or
 # FastCGI"): `scripts/stack.sh warm` gives a program 16 processes, each with its database
 # session, and mod_fcgid keeps them past its idle timeout; the warm-up's header does nothing
-# without the Apache's own token, nor in a pool. At most FCGID_CONCURRENCY requests of a
-# program work at once; the others wait for a turn.
+# without the Apache's own token (nor in a pool: tests/07-pool.bats). At most
+# FCGID_CONCURRENCY requests of a program work at once; the others wait for a turn.
 # Runs against an Apache of its own under mod_fcgid, with an idle timeout of 2 s looked at
 # every second (apache/httpd.conf keeps 600 s and 120 s).
 # Any mode.
@@ -15,10 +15,6 @@ setup_file() {
 		FCGID_IDLE_TIMEOUT=2 FCGID_IDLE_SCAN=1 3>&-)
 	WARM_STATE=$COURTS_STATE/extra-fcgidwarm
 	export WARM_URL WARM_STATE
-}
-
-teardown() {
-	[ -z "${SUP:-}" ] || { kill -TERM "$SUP" 2>/dev/null; wait "$SUP" 2>/dev/null; } || true
 }
 
 # procs PROGRAM: how many processes of PROGRAM mod_fcgid runs for the test's Apache
@@ -99,23 +95,4 @@ three_blocked() {
 	# the turns are files beside the programs' sockets
 	[ -e "$COURTS_STATE/extra-turns1/apache/run/fcgid/courts-turn.public.0" ]
 	[ ! -e "$COURTS_STATE/extra-turns1/apache/run/fcgid/courts-turn.public.1" ]
-}
-
-@test "a pool's worker given the token serves a request carrying it as any other" {
-	sock="$BATS_TEST_TMPDIR/pool.sock"
-	COURTS_FCGID_WARM_TOKEN=0123456789abcdef0123456789abcdef FCGI_LISTEN=$sock FCGI_WORKERS=1 \
-		"$COURTS_BUILD/cgi-bin/health.cgi" 2>"$BATS_TEST_TMPDIR/pool.log" 3>&- &
-	SUP=$!
-	deadline=$((SECONDS + 10))
-	until [ -S "$sock" ]; do
-		[ $SECONDS -lt $deadline ] || { echo "the pool did not open its socket" >&2; return 1; }
-		sleep 0.02
-	done
-	REQUEST_METHOD=GET REQUEST_URI=/actuator/health SERVER_PROTOCOL=HTTP/1.1 \
-		HTTP_X_COURTS_WARM_UP=0123456789abcdef0123456789abcdef \
-		timeout 10 cgi-fcgi -bind -connect "$sock" >"$BATS_TEST_TMPDIR/answer" 3>&-
-	head -n 1 "$BATS_TEST_TMPDIR/answer" | grep -q '^Status: 200' ||
-		{ cat "$BATS_TEST_TMPDIR/answer" >&2; return 1; }
-	[ "$(sed '1,/^\r\?$/d' "$BATS_TEST_TMPDIR/answer" | jq -r .status)" = UP ]
-	[ ! -s "$BATS_TEST_TMPDIR/pool.log" ]
 }
