@@ -32,9 +32,9 @@ setup_file() {
 	"$COURTS_ROOT/scripts/migrate.sh" "$HA_URL" >"$HA/migrate.log" 2>&1 ||
 		{ cat "$HA/migrate.log" >&2; return 1; }
 	DATABASE_URL=$HA_URL "$COURTS_BUILD/cron/sweep" >/dev/null
-	# while there is no primary, the programs log each connection that found none (one line a
-	# request answered 503)
-	expect_log apache "req=[0-9a-f]+ error: database unavailable 08000: database connect failed: connection to server at \"127\\.0\\.0\\.1\", port ($("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" node1)|$("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" node2)) failed"
+	# while there is no primary, the programs log each connection that found none, and each
+	# query the kill cut off (one line a request answered 503)
+	expect_log apache "req=[0-9a-f]+ error: database unavailable 08000: (database connect failed: connection to server at \"127\\.0\\.0\\.1\", port ($("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" node1)|$("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" node2)) failed|FATAL:  terminating connection due to unexpected postmaster exit|server closed the connection unexpectedly|could not receive data from server|no connection to the server)"
 	HA_BASE=$(COURTS_MODE=pool extra_apache failover DATABASE_URL="$HA_URL" 3>&-)
 	export HA_BASE
 }
