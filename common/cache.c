@@ -206,6 +206,23 @@ cache_answer(struct req *r, const char *key, const char *validator, int64_t now_
 }
 
 void
+cache_send(struct req *r, const char *key, const char *validator, int64_t until_us,
+    int64_t now_us, const char *body, const char *cache_control)
+{
+	const char *tagged = tag_validator(r, key, validator);
+	int64_t tag_until;
+
+	r->cache_control = cache_control;
+	if (cache_etag_fresh(r->if_none_match, tagged, now_us, &tag_until)) {
+		req_add_header(r, "ETag", cache_etag(r->a, tagged, tag_until));
+		req_send_not_modified(r);
+		return;
+	}
+	req_add_header(r, "ETag", cache_etag(r->a, tagged, until_us));
+	req_send_json(r, 200, body);
+}
+
+void
 cache_keep_answer(struct req *r, const char *key, const char *validator, int64_t until_us,
     const char *cache_control)
 {

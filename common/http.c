@@ -382,6 +382,7 @@ request_handle(struct arena *a, FCGX_Request *fr, const struct route *routes, si
 	db_init(&db, a);
 	p.fr = fr;
 	r.envp = fr != NULL ? fr->envp : environ;
+	r.one_shot = fr == NULL;
 	r.a = a;
 	r.db = &db;
 	r.id = request_id(&r, &p);

@@ -45,6 +45,8 @@ struct req {
 	const char	*if_none_match;	/* If-None-Match header, or NULL */
 	char		**envp;		/* the request's CGI variables, "NAME=value", read on demand */
 	bool		 tx_owned;	/* the driver opened the transaction: handlers join it */
+	bool		 one_shot;	/* the process serves this request alone (plain CGI):
+					   nothing it keeps in memory is asked for again */
 	cJSON		*field_errors;	/* collected validation errors, see problem.h */
 	bool		 answered;	/* a response has been produced */
 	int		 status;

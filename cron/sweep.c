@@ -1,4 +1,4 @@
-/* sweep: the cron sweeper. Tidies what time has decided, in eight rules, each a transition
+/* sweep: the cron sweeper. Tidies what time has decided, in ten rules, each a transition
  * of sql/areas/60_lifecycle.sql (or of another area) applied to a batch:
  *
  *   1. expired holds:  PENDING_PAYMENT past expires_at -> CANCELLED (PAYMENT_EXPIRED), the
@@ -34,7 +34,10 @@
  *                      cancelled there (one that succeeded meanwhile is a late payment,
  *                      refunded in full); a call that gets no answer is tried again by a
  *                      later run, after 30 s doubling up to an hour (payments_due and the
- *                      functions after it, sql/areas/92_payments.sql).
+ *                      functions after it, sql/areas/92_payments.sql);
+ *  10. kept answers:   the slots answers kept for plain CGI that can no longer be served
+ *                      (time or a write changed them, or their date is past) are forgotten
+ *                      (sweep_kept_answers, sql/areas/95_sweeper.sql).
  *
  * The API never depends on this program (an expired hold is already ignored by slot and
  * create queries); it only moves rows to the state they would be read as.
@@ -77,6 +80,7 @@ struct counts {
 	long	invitations_expired;
 	long	keys_expired;
 	long	slot_dates_added;
+	long	answers_forgotten;
 	long	offers_lapsed;
 	long	results_confirmed;
 	long	refunds_sent;
@@ -181,6 +185,17 @@ batch_keys(struct db *d, const char *limit, struct counts *c)
 	if (res == NULL)
 		return -1;
 	c->keys_expired += count_cell(res, 0);
+	return count_cell(res, 0);
+}
+
+static long
+batch_kept_answers(struct db *d, const char *limit, struct counts *c)
+{
+	PGresult *res = db_exec(d, "SELECT sweep_kept_answers($1::int)", limit);
+
+	if (res == NULL)
+		return -1;
+	c->answers_forgotten += count_cell(res, 0);
 	return count_cell(res, 0);
 }
 
@@ -292,6 +307,7 @@ static const struct rule rules[] = {
 	{ "undisputed results", batch_results, false },
 	{ "old idempotency keys", batch_keys, false },
 	{ "kept free slots", batch_slot_dates, true },
+	{ "kept slots answers", batch_kept_answers, false },
 };
 
 static void
@@ -304,6 +320,7 @@ counts_add(struct counts *total, const struct counts *c)
 	total->invitations_expired += c->invitations_expired;
 	total->keys_expired += c->keys_expired;
 	total->slot_dates_added += c->slot_dates_added;
+	total->answers_forgotten += c->answers_forgotten;
 	total->offers_lapsed += c->offers_lapsed;
 	total->results_confirmed += c->results_confirmed;
 	total->refunds_sent += c->refunds_sent;
@@ -420,11 +437,13 @@ main(void)
 		return status;
 	printf("sweep: expired_holds=%ld unfilled=%ld completed=%ld no_shows=%ld "
 	    "invitations_expired=%ld offers_lapsed=%ld results_confirmed=%ld "
-	    "idempotency_keys_expired=%ld slot_dates_added=%ld refunds_sent=%ld "
-	    "refunds_failed=%ld intents_cancelled=%ld provider_retries=%ld elapsed_ms=%ld\n",
+	    "idempotency_keys_expired=%ld slot_dates_added=%ld kept_answers_forgotten=%ld "
+	    "refunds_sent=%ld refunds_failed=%ld intents_cancelled=%ld provider_retries=%ld "
+	    "elapsed_ms=%ld\n",
 	    total.expired_holds, total.unfilled, total.completed, total.no_shows,
 	    total.invitations_expired, total.offers_lapsed, total.results_confirmed,
-	    total.keys_expired, total.slot_dates_added, total.refunds_sent, total.refunds_failed,
+	    total.keys_expired, total.slot_dates_added, total.answers_forgotten, total.refunds_sent,
+	    total.refunds_failed,
 	    total.intents_cancelled, total.provider_retries, elapsed_ms(&start));
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -277,6 +277,95 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 	changed "map(select(.startTime == \"12:30:00\")) | .[0].available" false
 }
 
+# ---- the slots answers kept in the database (plain CGI) --------------------------------------
+
+# kept_row: the kept row of $COURT on $DAY, as "validator|valid_until in epoch us or -|slots"
+kept_row() {
+	sql "SELECT validator || '|' || COALESCE(epoch_us(valid_until)::text, '-') || '|' || slots
+	       FROM slot_answers_kept WHERE resource_id = '$COURT' AND booking_date = '$DAY'"
+}
+
+@test "a plain CGI keeps a court's slots answer in the database and serves it from there" {
+	settled
+	if [ "$COURTS_MODE" != cgi ]; then
+		# the workers keep their answers themselves
+		[ "$(sql "SELECT count(*) FROM slot_answers_kept")" = 0 ]
+		return 0
+	fi
+	# the row is the answer: its validator and until are the ETag's, its slots the body
+	[ "$(sql "SELECT count(*) FROM slot_answers_kept")" = 1 ]
+	row=$(kept_row)
+	validator=${row%%|*} until=${row#*|}
+	until=${until%%|*}
+	[ "$TAG" = "\"$validator.${TAG#*\"*.*.*.}" ]
+	[[ $TAG == *"-${until/-/f}\"" ]]
+	[ "$(printf '%s' "${row#*|*|}" | jq -cS .)" = "$(printf '%s' "$BODY" | jq -cS .)" ]
+	# a kept answer is what the next request sends (a marker written over it shows it), with
+	# the same tag, and 304 for that tag
+	sql "UPDATE slot_answers_kept SET slots = '[{\"kept\":true}]'" >/dev/null
+	ask
+	expect 200
+	[ "$HTTP_BODY" = '[{"kept":true}]' ]
+	[ "$(header ETag)" = "$TAG" ]
+	ask "If-None-Match: $TAG"
+	expect 304 -
+	# a write that changes the slots changes the validator: the marker is never sent again,
+	# the new answer is computed and kept in its place
+	sql "SELECT availability_day_bump('$COURT', '$DAY')" >/dev/null
+	ask
+	expect 200
+	[ "$HTTP_BODY" = "$BODY" ]
+	[ "$(header ETag)" != "$TAG" ]
+	[ "$(kept_row)" != "$row" ]
+	[ "$(sql "SELECT count(*) FROM slot_answers_kept")" = 1 ]
+	# a client's tag of the answer computed again, once no longer kept, is still 304
+	tag=$(header ETag)
+	sql "DELETE FROM slot_answers_kept" >/dev/null
+	ask "If-None-Match: $tag"
+	expect 304 -
+	[ "$(header ETag)" = "$tag" ]
+	[ "$(sql "SELECT count(*) FROM slot_answers_kept")" = 1 ]
+	# so is one whose time has passed (valid_until), whatever its validator
+	sql "UPDATE slot_answers_kept SET slots = '[{\"kept\":true}]', valid_until = now()" >/dev/null
+	ask
+	expect 200
+	[ "$HTTP_BODY" = "$BODY" ]
+	[ "$(sql "SELECT slots::text FROM slot_answers_kept")" != '[{"kept":true}]' ]
+	# an answer that may not be shown is never kept: a date too far ahead, an unknown court,
+	# a suspended one
+	ASK="/api/resources/$COURT/slots?date=$(date -u -d '+400 days' +%F)" ask
+	expect 400
+	ASK="/api/resources/00000000-0000-4000-8000-000000000001/slots?date=$DAY" ask
+	expect 404
+	req PATCH "/api/owner/resources/$COURT/suspend" -t "$OWNER"
+	expect 204 -
+	ask
+	expect 404
+	[ "$(sql "SELECT count(*) FROM slot_answers_kept")" = 1 ]
+	[ "$(sql "SELECT count(*) FROM slot_answer_kept('$COURT', '$DAY')")" = 0 ]
+}
+
+@test "the sweeper forgets the kept slots answers that can no longer be served, and only those" {
+	# four kept answers of the court, as slot_answer_keep keeps them: one current, one a
+	# write made stale, one whose time has passed, one of a date before yesterday
+	d2=$(date -u -d "$DAY + 1 day" +%F) d3=$(date -u -d "$DAY + 2 days" +%F)
+	past=$(date -u -d '3 days ago' +%F)
+	for d in "$DAY" "$d2" "$d3" "$past"; do
+		sql "SELECT count(*) FROM slot_answer_keep('$COURT', '$d')" >/dev/null
+	done
+	[ "$(sql "SELECT count(*) FROM slot_answers_kept")" = 4 ]
+	sql "SELECT availability_day_bump('$COURT', '$d2')" >/dev/null
+	sql "UPDATE slot_answers_kept SET valid_until = now() - interval '1 second'
+	      WHERE booking_date = '$d3'" >/dev/null
+	run timeout 60 "$COURTS_BUILD/cron/sweep"
+	[ "$status" -eq 0 ]
+	[[ $output == *" kept_answers_forgotten=3 "* ]] || { echo "$output" >&2; return 1; }
+	[ "$(sql "SELECT booking_date FROM slot_answers_kept")" = "$DAY" ]
+	[ "$(sql "SELECT count(*) FROM slot_answer_kept('$COURT', '$DAY')")" = 1 ]
+	run timeout 60 "$COURTS_BUILD/cron/sweep"
+	[[ $output == *" kept_answers_forgotten=0 "* ]]
+}
+
 # ---- GET /api/owner/venues ------------------------------------------------------------
 
 # owner_list [QUERY]: the next asks read owner1's venue list.

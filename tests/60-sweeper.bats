@@ -8,7 +8,7 @@ bats_require_minimum_version 1.5.0
 
 load test_helper
 
-SUMMARY_RE='^sweep: expired_holds=([0-9]+) unfilled=([0-9]+) completed=([0-9]+) no_shows=([0-9]+) invitations_expired=([0-9]+) offers_lapsed=[0-9]+ results_confirmed=[0-9]+ idempotency_keys_expired=[0-9]+ slot_dates_added=[0-9]+ refunds_sent=[0-9]+ refunds_failed=[0-9]+ intents_cancelled=[0-9]+ provider_retries=[0-9]+ elapsed_ms=[0-9]+$'
+SUMMARY_RE='^sweep: expired_holds=([0-9]+) unfilled=([0-9]+) completed=([0-9]+) no_shows=([0-9]+) invitations_expired=([0-9]+) offers_lapsed=[0-9]+ results_confirmed=[0-9]+ idempotency_keys_expired=[0-9]+ slot_dates_added=[0-9]+ kept_answers_forgotten=[0-9]+ refunds_sent=[0-9]+ refunds_failed=[0-9]+ intents_cancelled=[0-9]+ provider_retries=[0-9]+ elapsed_ms=[0-9]+$'
 
 setup_file() {
 	# match rows with every NOT NULL column of sql/0002, straight in SQL: a TWO_VS_TWO match

@@ -241,8 +241,14 @@ scratch_db() {
 	psql "$(admin_on "$1")" -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION cube" \
 		-c "CREATE EXTENSION earthdistance" -c "CREATE EXTENSION btree_gist" &&
 	"${2:-$COURTS_ROOT/scripts/migrate.sh}" "${DATABASE_URL/dbname=courts/dbname=$1}" >/dev/null &&
-	# the sweeper's first run, as scripts/stack.sh makes it: the dates whose slots are kept
-	DATABASE_URL=${DATABASE_URL/dbname=courts/dbname=$1} "$COURTS_BUILD/cron/sweep" >/dev/null
+	# the dates whose slots are kept, as the sweeper's first run makes them (scripts/stack.sh):
+	# its rule alone, which an older schema has too where this tree's sweeper has more
+	psql "${DATABASE_URL/dbname=courts/dbname=$1}" -X -q -v ON_ERROR_STOP=1 -c "DO \$\$
+		BEGIN
+			LOOP
+				EXIT WHEN (SELECT dates_added + courts_filled FROM free_slot_dates_keep()) = 0;
+			END LOOP;
+		END \$\$"
 }
 
 # drop_scratch: drops the databases named in SCRATCH (for teardown).

@@ -2,7 +2,8 @@
 -- on has changed: a court's slots on a date (slot_answer, GET /api/resources/{id}/slots), an
 -- owner's venue list (GET /api/owner/venues, answer_versions read by cgi-bin/owner.c) and a
 -- search near a point (search_validator, for search_answer in sql/areas/85_search.sql; the
--- answers are kept by the programs, cache.h).
+-- answers are kept by the programs, cache.h, and a court's slots by the database for plain
+-- CGI, slot_answer_keep).
 --
 -- Every write that can change an answer stamps a version row in the same transaction with a
 -- fresh value of availability_version_seq: answer_versions per venue, court or owner,
@@ -79,18 +80,31 @@ CREATE OR REPLACE TRIGGER price_rules_availability AFTER INSERT OR UPDATE OR DEL
 -- The validator of the slots of a court on a date, and whether they may be shown: the court
 -- and its venue ACTIVE, the date at most 366 days ahead at the venue. One row, or none for
 -- an unknown court. Cheap: three primary-key probes beside the court and venue rows.
+-- The validator itself: the versions of the venue, the court and the court's date. One row.
+CREATE OR REPLACE FUNCTION slot_validator_of(p_venue uuid, p_resource uuid, p_date date)
+    RETURNS TABLE (validator text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT concat_ws('.', COALESCE(vv.version, 0), COALESCE(rv.version, 0), COALESCE(dv.version, 0))
+      FROM (SELECT) one
+      LEFT JOIN answer_versions vv ON vv.scope_id = p_venue
+      LEFT JOIN answer_versions rv ON rv.scope_id = p_resource
+      LEFT JOIN availability_day_versions dv ON dv.resource_id = p_resource
+                                            AND dv.booking_date = p_date;
+END;
+COMMENT ON FUNCTION slot_validator_of(uuid, uuid, date) IS
+    'The validator of the slots of a court (of that venue) on a date.';
+
 CREATE OR REPLACE FUNCTION slot_validator(p_resource uuid, p_date date, p_now timestamptz DEFAULT now())
     RETURNS TABLE (visible boolean, too_far boolean, validator text)
     LANGUAGE sql STABLE PARALLEL SAFE
 BEGIN ATOMIC
     SELECT r.status = 'ACTIVE' AND v.status = 'ACTIVE',
            p_date > (p_now AT TIME ZONE v.timezone)::date + 366,
-           concat_ws('.', COALESCE(vv.version, 0), COALESCE(rv.version, 0), COALESCE(dv.version, 0))
+           w.validator
       FROM resources r
       JOIN venues v ON v.id = r.venue_id
-      LEFT JOIN answer_versions vv ON vv.scope_id = v.id
-      LEFT JOIN answer_versions rv ON rv.scope_id = r.id
-      LEFT JOIN availability_day_versions dv ON dv.resource_id = r.id AND dv.booking_date = p_date
+     CROSS JOIN LATERAL slot_validator_of(v.id, r.id, p_date) w
      WHERE r.id = p_resource;
 END;
 COMMENT ON FUNCTION slot_validator(uuid, date, timestamptz) IS
@@ -149,6 +163,56 @@ BEGIN
 END $$;
 COMMENT ON FUNCTION slot_answer(uuid, date, timestamptz) IS
     'Slots of a court on a date as JSON, with their validator and until when they hold.';
+
+-- The slots answers kept in the database (slot_answers_kept, sql/0053_kept_answers.sql) for
+-- the programs that keep nothing themselves (plain CGI, whose every request is a fresh
+-- session): slot_answer_keep computes an answer as slot_answer does and keeps it when it may
+-- be shown; slot_answer_kept gives it back while its validator is the current one and time
+-- has not changed it, reading only the kept row and the three versions. A kept answer can
+-- only have been shown: status changes stamp the venue's or court's version, and a date
+-- shown once is never again too far. Both need the primary (the table is unlogged).
+CREATE OR REPLACE FUNCTION slot_answer_kept(p_resource uuid, p_date date, p_now timestamptz DEFAULT now())
+    RETURNS TABLE (validator text, valid_until timestamptz, slots json)
+    LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT k.validator, k.valid_until, k.slots
+      FROM slot_answers_kept k
+     CROSS JOIN LATERAL slot_validator_of(k.venue_id, k.resource_id, k.booking_date) w
+     WHERE k.resource_id = p_resource
+       AND k.booking_date = p_date
+       AND (k.valid_until IS NULL OR k.valid_until > p_now)
+       AND k.validator = w.validator;
+END;
+COMMENT ON FUNCTION slot_answer_kept(uuid, date, timestamptz) IS
+    'The kept slots answer of a court on a date, while still true; no row otherwise.';
+
+CREATE OR REPLACE FUNCTION slot_answer_keep(p_resource uuid, p_date date, p_now timestamptz DEFAULT now())
+    RETURNS TABLE (visible boolean, too_far boolean, validator text, valid_until timestamptz,
+                   slots json)
+    LANGUAGE plpgsql
+AS $$
+DECLARE
+    a record;
+BEGIN
+    SELECT * INTO a FROM slot_answer(p_resource, p_date, p_now);
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF a.visible AND NOT a.too_far THEN
+        INSERT INTO slot_answers_kept AS k (resource_id, booking_date, venue_id, validator,
+                                            valid_until, slots, kept_at)
+        SELECT p_resource, p_date, r.venue_id, a.validator, a.valid_until, a.slots, p_now
+          FROM resources r
+         WHERE r.id = p_resource
+        ON CONFLICT (resource_id, booking_date) DO UPDATE
+           SET (venue_id, validator, valid_until, slots, kept_at) =
+               (EXCLUDED.venue_id, EXCLUDED.validator, EXCLUDED.valid_until, EXCLUDED.slots,
+                EXCLUDED.kept_at);
+    END IF;
+    RETURN QUERY SELECT a.visible, a.too_far, a.validator, a.valid_until, a.slots;
+END $$;
+COMMENT ON FUNCTION slot_answer_keep(uuid, date, timestamptz) IS
+    'slot_answer, kept in slot_answers_kept when it may be shown.';
 
 -- What GET /api/owner/venues shows of an owner changes with their venues, the venues'
 -- images and how many courts each has; each such write stamps the owner's version in

@@ -85,6 +85,40 @@ END $$;
 COMMENT ON FUNCTION sweep_idempotency_keys(integer, timestamptz) IS
     'Sweeper rule 7: deletes a batch of idempotency keys older than 24 hours.';
 
+-- Sweeper rule 10: the kept slots answers (slot_answers_kept, sql/areas/20_versions.sql) that
+-- can no longer be served, a batch at a time: time has changed them, a write has (their
+-- validator is no longer the current one), or their date is before UTC yesterday. What is
+-- left is one row per court and date asked for since, so the table stays the size of what
+-- is being asked. Returns how many were forgotten.
+CREATE OR REPLACE FUNCTION sweep_kept_answers(p_limit integer, p_now timestamptz DEFAULT now())
+    RETURNS integer
+    LANGUAGE plpgsql
+    SET plan_cache_mode = force_generic_plan
+AS $$
+DECLARE
+    forgotten integer;
+BEGIN
+    WITH b AS MATERIALIZED (
+        SELECT k.resource_id, k.booking_date
+          FROM slot_answers_kept k
+         CROSS JOIN LATERAL slot_validator_of(k.venue_id, k.resource_id, k.booking_date) w
+         WHERE k.valid_until <= p_now
+            OR k.booking_date < (p_now AT TIME ZONE 'UTC')::date - 1
+            OR k.validator <> w.validator
+         LIMIT p_limit
+           FOR UPDATE OF k SKIP LOCKED),
+    old AS (
+        DELETE FROM slot_answers_kept k
+         USING b
+         WHERE k.resource_id = b.resource_id AND k.booking_date = b.booking_date
+        RETURNING 1)
+    SELECT count(*)::integer FROM old
+      INTO forgotten;
+    RETURN forgotten;
+END $$;
+COMMENT ON FUNCTION sweep_kept_answers(integer, timestamptz) IS
+    'Sweeper rule 10: deletes a batch of kept slots answers that can no longer be served.';
+
 -- Sweeper rule 6: PENDING results of matches that ended result_confirm_after ago, which no
 -- player disputed -> CONFIRMED and rated (match_result_rate, sql/areas/75_results.sql), the
 -- players told RESULT_CONFIRMED, a batch at a time. Returns how many.
