@@ -20,6 +20,7 @@
  * Suspension and reactivation are guarded updates; when nothing changed, a second look at
  * the row tells 404 from 409.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -410,22 +411,47 @@ audit_list(struct req *r)
  * role) or staffs, oldest first, each with myRole (OWNER, MANAGER or DESK), a page at a time
  * (page.h); 304 when the If-None-Match tag is still the answer; 400 bad limit or cursor; 401,
  * 403. A page is reused (cache.h) while the caller's list version (owner_list_version,
- * sql/areas/68_staff.sql) is unchanged. */
+ * sql/areas/68_staff.sql) is unchanged. A plain CGI keeps nothing itself: it reads the page
+ * kept in the database (owner_list_kept: the kept row and the versions that validate it,
+ * where computing it loads the staff rows, venues, images and courts in its fresh session)
+ * and keeps the one it computes (owner_list_keep). */
 static void
 venues_list(struct req *r)
 {
 	const char *limit = req_query(r, "limit"), *cursor = req_query(r, "cursor");
-	const char *key, *validator, *owner = (r->roles & ROLE_OWNER) ? "true" : "false";
+	const char *key, *validator, *scopes, *owner = (r->roles & ROLE_OWNER) ? "true" : "false";
+	const char *lim = limit != NULL ? limit : "-", *cur = cursor != NULL ? cursor : "-";
 	PGresult *res;
+	/* the kept lists are an unlogged table: the primary's only */
+	bool in_db = r->one_shot && !r->db->replica;
 
-	/* the validator is read first: the page below is at least as new as it */
-	res = sql_query(r, "SELECT owner_list_version($1::uuid), epoch_us(now())", r->user_id);
+	key = arena_printf(r->a, "owner-venues %s %s %s %s", r->user_id, owner, lim, cur);
+	if (in_db) {
+		res = sql_query(r,
+		    "SELECT validator, body, headers, epoch_us(now()) "
+		    "  FROM owner_list_kept($1::uuid, $2::boolean, $3, $4)",
+		    r->user_id, owner, lim, cur);
+		if (res == NULL)
+			return;
+		if (PQntuples(res) == 1) {
+			cache_send(r, key, PQgetvalue(res, 0, 0), CACHE_FOREVER,
+			    cache_us(db_value(res, 0, 3)), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+			    "private, no-cache");
+			return;
+		}
+	}
+	/* the validator is read first, with the scopes it is the versions of: the page below
+	 * is at least as new as it */
+	res = sql_query(r,
+	    "SELECT s.scopes, w.validator, epoch_us(now()) "
+	    "  FROM owner_list_scopes($1::uuid) s(scopes) "
+	    " CROSS JOIN LATERAL owner_list_version_of(s.scopes) w",
+	    r->user_id);
 	if (res == NULL)
 		return;
-	validator = arena_strdup(r->a, PQgetvalue(res, 0, 0));
-	key = arena_printf(r->a, "owner-venues %s %s %s %s", r->user_id, owner,
-	    limit != NULL ? limit : "-", cursor != NULL ? cursor : "-");
-	if (cache_answer(r, key, validator, cache_us(db_value(res, 0, 1)),
+	scopes = arena_strdup(r->a, PQgetvalue(res, 0, 0));
+	validator = arena_strdup(r->a, PQgetvalue(res, 0, 1));
+	if (cache_answer(r, key, validator, cache_us(db_value(res, 0, 2)),
 	    "private, no-cache"))
 		return;
 	page_list(r, "tu",
@@ -444,6 +470,11 @@ venues_list(struct req *r)
 	    " CROSS JOIN LATERAL venue_doc(s.v) d "
 	    " ORDER BY (s.v).created_at, (s.v).id",
 	    r->user_id, owner);
+	/* kept with the headers that go with it (the Link to the next page) before the ETag */
+	if (in_db && r->answered && r->status == 200 && r->resp_body != NULL)
+		sql_try(r, "SELECT owner_list_keep($1::uuid, $2::boolean, $3, $4, $5::uuid[], $6, "
+		    "$7, $8)", r->user_id, owner, lim, cur, scopes, validator, r->resp_body,
+		    r->resp_headers != NULL ? r->resp_headers : "");
 	cache_keep_answer(r, key, validator, CACHE_FOREVER, "private, no-cache");
 }
 

@@ -139,7 +139,7 @@ slots_list(struct req *r)
 			return;
 		if (PQntuples(res) == 1) {
 			cache_send(r, key, PQgetvalue(res, 0, 0), cache_us(db_value(res, 0, 1)),
-			    cache_us(db_value(res, 0, 3)), PQgetvalue(res, 0, 2), "no-cache");
+			    cache_us(db_value(res, 0, 3)), PQgetvalue(res, 0, 2), NULL, "no-cache");
 			return;
 		}
 	} else if (r->if_none_match != NULL || cache_has(key)) {
@@ -178,7 +178,7 @@ slots_list(struct req *r)
 	/* (a client's tag of this very answer, which was no longer kept, gets 304) */
 	if (in_db) {
 		cache_send(r, key, PQgetvalue(res, 0, 2), cache_us(db_value(res, 0, 3)),
-		    cache_us(db_value(res, 0, 5)), PQgetvalue(res, 0, 4), "no-cache");
+		    cache_us(db_value(res, 0, 5)), PQgetvalue(res, 0, 4), NULL, "no-cache");
 		return;
 	}
 	req_send_json(r, 200, PQgetvalue(res, 0, 4));

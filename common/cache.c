@@ -207,7 +207,7 @@ cache_answer(struct req *r, const char *key, const char *validator, int64_t now_
 
 void
 cache_send(struct req *r, const char *key, const char *validator, int64_t until_us,
-    int64_t now_us, const char *body, const char *cache_control)
+    int64_t now_us, const char *body, const char *headers, const char *cache_control)
 {
 	const char *tagged = tag_validator(r, key, validator);
 	int64_t tag_until;
@@ -218,6 +218,9 @@ cache_send(struct req *r, const char *key, const char *validator, int64_t until_
 		req_send_not_modified(r);
 		return;
 	}
+	if (headers != NULL && *headers != '\0')
+		r->resp_headers = arena_printf(r->a, "%s%s",
+		    r->resp_headers != NULL ? r->resp_headers : "", headers);
 	req_add_header(r, "ETag", cache_etag(r->a, tagged, until_us));
 	req_send_json(r, 200, body);
 }

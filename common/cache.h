@@ -53,10 +53,10 @@ bool cache_answer(struct req *r, const char *key, const char *validator, int64_t
 
 /* With an answer kept elsewhere than in this process (in the database, for a process that
  * serves one request) and its validator and until, read just now: answers 304 when
- * If-None-Match names it, else 200 with body; both carry the ETag (as cache_answer makes
- * it) and this Cache-Control. */
+ * If-None-Match names it, else 200 with body and its extra header lines (NULL or "" for
+ * none); both carry the ETag (as cache_answer makes it) and this Cache-Control. */
 void cache_send(struct req *r, const char *key, const char *validator, int64_t until_us,
-    int64_t now_us, const char *body, const char *cache_control);
+    int64_t now_us, const char *body, const char *headers, const char *cache_control);
 
 /* After the handler answered: a 200 answer is kept under key (body and extra headers) and
  * gets its ETag (as cache_answer makes it) and this Cache-Control; any other answer is left

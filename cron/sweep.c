@@ -35,9 +35,10 @@
  *                      refunded in full); a call that gets no answer is tried again by a
  *                      later run, after 30 s doubling up to an hour (payments_due and the
  *                      functions after it, sql/areas/92_payments.sql);
- *  10. kept answers:   the slots answers kept for plain CGI that can no longer be served
- *                      (time or a write changed them, or their date is past) are forgotten
- *                      (sweep_kept_answers, sql/areas/95_sweeper.sql).
+ *  10. kept answers:   the slots answers and owner lists kept for plain CGI that can no
+ *                      longer be served (time or a write changed them, their date is past,
+ *                      a list was kept 30 days ago) are forgotten (sweep_kept_answers,
+ *                      sql/areas/95_sweeper.sql).
  *
  * The API never depends on this program (an expired hold is already ignored by slot and
  * create queries); it only moves rows to the state they would be read as.

@@ -345,7 +345,7 @@ kept_row() {
 	[ "$(sql "SELECT count(*) FROM slot_answer_kept('$COURT', '$DAY')")" = 0 ]
 }
 
-@test "the sweeper forgets the kept slots answers that can no longer be served, and only those" {
+@test "the sweeper forgets the kept answers that can no longer be served, and only those" {
 	# four kept answers of the court, as slot_answer_keep keeps them: one current, one a
 	# write made stale, one whose time has passed, one of a date before yesterday
 	d2=$(date -u -d "$DAY + 1 day" +%F) d3=$(date -u -d "$DAY + 2 days" +%F)
@@ -357,11 +357,23 @@ kept_row() {
 	sql "SELECT availability_day_bump('$COURT', '$d2')" >/dev/null
 	sql "UPDATE slot_answers_kept SET valid_until = now() - interval '1 second'
 	      WHERE booking_date = '$d3'" >/dev/null
+	# and three owner list pages: one current, one a write made stale, one kept 30 days ago
+	owner1=$(user_id owner1) owner2=$(user_id owner2)
+	for k in "$owner1 -" "$owner1 5" "$owner2 -"; do
+		set -- $k
+		sql "SELECT owner_list_keep('$1', true, '$2', '-', owner_list_scopes('$1'),
+		                            owner_list_version('$1'), '[]', '')" >/dev/null
+	done
+	sql "SELECT version_bump('$owner2')" >/dev/null
+	sql "UPDATE owner_lists_kept SET kept_at = now() - interval '30 days 1 second'
+	      WHERE page_limit = '5'" >/dev/null
 	run timeout 60 "$COURTS_BUILD/cron/sweep"
 	[ "$status" -eq 0 ]
-	[[ $output == *" kept_answers_forgotten=3 "* ]] || { echo "$output" >&2; return 1; }
+	[[ $output == *" kept_answers_forgotten=5 "* ]] || { echo "$output" >&2; return 1; }
 	[ "$(sql "SELECT booking_date FROM slot_answers_kept")" = "$DAY" ]
 	[ "$(sql "SELECT count(*) FROM slot_answer_kept('$COURT', '$DAY')")" = 1 ]
+	[ "$(sql "SELECT user_id || ' ' || page_limit FROM owner_lists_kept")" = "$owner1 -" ]
+	[ "$(sql "SELECT count(*) FROM owner_list_kept('$owner1', true, '-', '-')")" = 1 ]
 	run timeout 60 "$COURTS_BUILD/cron/sweep"
 	[[ $output == *" kept_answers_forgotten=0 "* ]]
 }
@@ -445,6 +457,62 @@ owner_list() {
 	ask
 	expect_problem 400 VALIDATION_FAILED cursor
 	[ -z "$(header ETag)" ]
+}
+
+@test "a plain CGI keeps an owner's list page in the database, with its link, and serves it from there" {
+	sleep 0.01
+	second=$(fixture_venue owner1)
+	owner_list "?limit=1"
+	settled
+	if [ "$COURTS_MODE" != cgi ]; then
+		[ "$(sql "SELECT count(*) FROM owner_lists_kept")" = 0 ]
+		return 0
+	fi
+	owner1=$(sql "SELECT id FROM users WHERE subject = 'owner1'")
+	# the row is the page as this caller asked it, with the scopes and validator of its tag
+	[ "$(sql "SELECT user_id || ' ' || as_owner || ' ' || page_limit || ' ' || page_cursor
+	            || ' ' || scopes::text FROM owner_lists_kept")" = "$owner1 true 1 - {$owner1}" ]
+	validator=$(sql "SELECT validator FROM owner_lists_kept")
+	[ "$validator" = "$(sql "SELECT owner_list_version('$owner1')")" ]
+	[[ $TAG == "\"$validator."*'-f"' ]]
+	[ "$(sql "SELECT body FROM owner_lists_kept" | jq -cS .)" = "$(printf '%s' "$BODY" | jq -cS .)" ]
+	[ "$(sql "SELECT headers FROM owner_lists_kept")" = "Link: $LINK"$'\r' ]
+	# the kept page is what the next request sends, Link and all (a marker shows it)
+	sql "UPDATE owner_lists_kept SET body = '[{\"kept\":true}]'" >/dev/null
+	ask
+	expect 200
+	[ "$HTTP_BODY" = '[{"kept":true}]' ]
+	[ "$(header ETag)" = "$TAG" ]
+	[ "$(header Link)" = "$LINK" ]
+	ask "If-None-Match: $TAG"
+	expect 304 -
+	# a write the list shows is never answered from the kept page
+	req PUT "/api/owner/venues/$VENUE" -t "$OWNER" -d '{"name":"Club Este","street":"Calle Mayor 1",
+		"city":"Madrid","country":"Spain","latitude":40.4168,"longitude":-3.7038}'
+	expect 200
+	ask
+	expect 200
+	[ "$(jqr '.[0].name')" = "Club Este" ]
+	[ "$(header ETag)" != "$TAG" ]
+	[ "$(sql "SELECT count(*) FROM owner_lists_kept")" = 1 ]
+	[ "$(sql "SELECT body FROM owner_lists_kept" | jq -r '.[0].name')" = "Club Este" ]
+	# a staff member's page is kept under their scopes: theirs, then the owner's; a write of
+	# the owner's, or a staff role given at another venue, is never answered from it
+	req PUT "/api/owner/venues/$VENUE/staff/staffer" -t "$OWNER" -d '{"role": "MANAGER"}'
+	[ "$HTTP_STATUS" = 201 ]
+	owner_list
+	ASK_TOKEN=$(token staffer)
+	settled
+	[ "$(jqr -c 'map(.name + " " + .myRole)')" = '["Club Este MANAGER"]' ]
+	staffer=$(sql "SELECT id FROM users WHERE subject = 'staffer'")
+	[ "$(sql "SELECT scopes::text FROM owner_lists_kept WHERE user_id = '$staffer'")" = "{$staffer,$owner1}" ]
+	req PUT "/api/owner/venues/$VENUE" -t "$OWNER" -d '{"name":"Club Oeste","street":"Calle Mayor 1",
+		"city":"Madrid","country":"Spain","latitude":40.4168,"longitude":-3.7038}'
+	expect 200
+	changed 'map(.name) | join(",")' "Club Oeste"
+	req PUT "/api/owner/venues/$second/staff/staffer" -t "$OWNER" -d '{"role": "DESK"}'
+	[ "$HTTP_STATUS" = 201 ]
+	changed 'map(.myRole) | join(",")' "MANAGER,DESK"
 }
 
 # ---- GET /api/match/search -------------------------------------------------------------

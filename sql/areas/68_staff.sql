@@ -98,19 +98,81 @@ COMMENT ON FUNCTION venue_staff_remove(uuid, uuid, text) IS
 CREATE OR REPLACE TRIGGER venue_staff_owner_list AFTER INSERT OR UPDATE OR DELETE ON venue_staff
     FOR EACH ROW EXECUTE FUNCTION version_row_changed('user_id');
 
--- The validator of user p_user's owner lists: their own version, then that of each owner
--- whose venue they staff, joined by dots (each read once; a maximum would miss a write
--- committed after a greater one was read).
+-- The validator of user p_user's owner lists: the versions of its scopes, their own, then
+-- that of each owner whose venue they staff (owner_list_scopes), joined by dots (each read
+-- once; a maximum would miss a write committed after a greater one was read). Any change of
+-- the scopes stamps one of them: a staff row stamps its user, a venue that changes owner
+-- both owners.
+CREATE OR REPLACE FUNCTION owner_list_scopes(p_user uuid) RETURNS uuid[]
+    LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    RETURN ARRAY(SELECT u.id
+                   FROM (SELECT 0 AS n, p_user AS id
+                         UNION
+                         SELECT 1, v.owner_id FROM venue_staff s JOIN venues v ON v.id = s.venue_id
+                          WHERE s.user_id = p_user) u
+                  ORDER BY u.n, u.id);
+END $$;
+COMMENT ON FUNCTION owner_list_scopes(uuid) IS
+    'The scopes whose versions validate a user''s owner lists: the user, then the owners whose venues they staff.';
+
+CREATE OR REPLACE FUNCTION owner_list_version_of(p_scopes uuid[]) RETURNS TABLE (validator text)
+    LANGUAGE sql STABLE PARALLEL SAFE
+BEGIN ATOMIC
+    SELECT string_agg(COALESCE(a.version, 0)::text, '.' ORDER BY s.n)
+      FROM unnest(p_scopes) WITH ORDINALITY s(id, n)
+      LEFT JOIN answer_versions a ON a.scope_id = s.id;
+END;
+COMMENT ON FUNCTION owner_list_version_of(uuid[]) IS
+    'The validator of owner lists read under these scopes (owner_list_scopes).';
+
 CREATE OR REPLACE FUNCTION owner_list_version(p_user uuid) RETURNS text
     LANGUAGE plpgsql STABLE
 AS $$
 BEGIN
-    RETURN (SELECT string_agg(COALESCE(a.version, 0)::text, '.' ORDER BY u.n, u.id)
-              FROM (SELECT 0 AS n, p_user AS id
-                    UNION
-                    SELECT 1, v.owner_id FROM venue_staff s JOIN venues v ON v.id = s.venue_id
-                     WHERE s.user_id = p_user) u
-              LEFT JOIN answer_versions a ON a.scope_id = u.id);
+    RETURN (SELECT w.validator FROM owner_list_version_of(owner_list_scopes(p_user)) w);
 END $$;
 COMMENT ON FUNCTION owner_list_version(uuid) IS
     'Validator of a user''s owner lists: their version and those of the owners whose venues they staff.';
+
+-- The owner lists kept in the database (owner_lists_kept, sql/0053_kept_answers.sql) for the
+-- programs that keep nothing themselves (plain CGI): owner_list_keep keeps a page with the
+-- scopes and validator read before it; owner_list_kept gives it back while the versions of
+-- those scopes are still its validator, reading only the kept row and answer_versions. The
+-- primary's only (the table is unlogged).
+CREATE OR REPLACE FUNCTION owner_list_kept(p_user uuid, p_as_owner boolean, p_limit text,
+                                           p_cursor text)
+    RETURNS TABLE (validator text, body text, headers text)
+    LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT k.validator, k.body, k.headers
+      FROM owner_lists_kept k
+     CROSS JOIN LATERAL owner_list_version_of(k.scopes) w
+     WHERE k.user_id = p_user
+       AND k.as_owner = p_as_owner
+       AND k.page_limit = p_limit
+       AND k.page_cursor = p_cursor
+       AND k.validator = w.validator;
+END;
+COMMENT ON FUNCTION owner_list_kept(uuid, boolean, text, text) IS
+    'The kept page of a user''s owner list, while still true; no row otherwise.';
+
+CREATE OR REPLACE FUNCTION owner_list_keep(p_user uuid, p_as_owner boolean, p_limit text,
+                                           p_cursor text, p_scopes uuid[], p_validator text,
+                                           p_body text, p_headers text)
+    RETURNS void
+    LANGUAGE plpgsql
+AS $$
+BEGIN
+    INSERT INTO owner_lists_kept AS k (user_id, as_owner, page_limit, page_cursor, scopes,
+                                       validator, body, headers, kept_at)
+    VALUES (p_user, p_as_owner, p_limit, p_cursor, p_scopes, p_validator, p_body, p_headers,
+            now())
+    ON CONFLICT (user_id, as_owner, page_limit, page_cursor) DO UPDATE
+       SET (scopes, validator, body, headers, kept_at) =
+           (EXCLUDED.scopes, EXCLUDED.validator, EXCLUDED.body, EXCLUDED.headers,
+            EXCLUDED.kept_at);
+END $$;
+COMMENT ON FUNCTION owner_list_keep(uuid, boolean, text, text, uuid[], text, text, text) IS
+    'Keeps a page of a user''s owner list read under these scopes and validator.';

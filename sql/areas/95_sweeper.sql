@@ -85,18 +85,22 @@ END $$;
 COMMENT ON FUNCTION sweep_idempotency_keys(integer, timestamptz) IS
     'Sweeper rule 7: deletes a batch of idempotency keys older than 24 hours.';
 
--- Sweeper rule 10: the kept slots answers (slot_answers_kept, sql/areas/20_versions.sql) that
--- can no longer be served, a batch at a time: time has changed them, a write has (their
--- validator is no longer the current one), or their date is before UTC yesterday. What is
--- left is one row per court and date asked for since, so the table stays the size of what
--- is being asked. Returns how many were forgotten.
+-- Sweeper rule 10: the answers kept for plain CGI that can no longer be served, a batch at a
+-- time: slots answers (slot_answers_kept, sql/areas/20_versions.sql) that time has changed, a
+-- write has (their validator is no longer the current one) or whose date is before UTC
+-- yesterday; owner lists (owner_lists_kept, sql/areas/68_staff.sql) a write has changed, or
+-- kept for 30 days (computed again when next asked). What is left is about one row per court
+-- and date, and per caller's page, asked for since, so the tables stay the size of what is
+-- being asked.
+-- Returns how many were forgotten.
 CREATE OR REPLACE FUNCTION sweep_kept_answers(p_limit integer, p_now timestamptz DEFAULT now())
     RETURNS integer
     LANGUAGE plpgsql
     SET plan_cache_mode = force_generic_plan
 AS $$
 DECLARE
-    forgotten integer;
+    slots integer;
+    lists integer;
 BEGIN
     WITH b AS MATERIALIZED (
         SELECT k.resource_id, k.booking_date
@@ -113,11 +117,27 @@ BEGIN
          WHERE k.resource_id = b.resource_id AND k.booking_date = b.booking_date
         RETURNING 1)
     SELECT count(*)::integer FROM old
-      INTO forgotten;
-    RETURN forgotten;
+      INTO slots;
+    WITH b AS MATERIALIZED (
+        SELECT k.user_id, k.as_owner, k.page_limit, k.page_cursor
+          FROM owner_lists_kept k
+         CROSS JOIN LATERAL owner_list_version_of(k.scopes) w
+         WHERE k.kept_at < p_now - interval '30 days'
+            OR k.validator <> w.validator
+         LIMIT p_limit - slots
+           FOR UPDATE OF k SKIP LOCKED),
+    old AS (
+        DELETE FROM owner_lists_kept k
+         USING b
+         WHERE (k.user_id, k.as_owner, k.page_limit, k.page_cursor)
+             = (b.user_id, b.as_owner, b.page_limit, b.page_cursor)
+        RETURNING 1)
+    SELECT count(*)::integer FROM old
+      INTO lists;
+    RETURN slots + lists;
 END $$;
 COMMENT ON FUNCTION sweep_kept_answers(integer, timestamptz) IS
-    'Sweeper rule 10: deletes a batch of kept slots answers that can no longer be served.';
+    'Sweeper rule 10: deletes a batch of kept answers (slots, owner lists) that can no longer be served.';
 
 -- Sweeper rule 6: PENDING results of matches that ended result_confirm_after ago, which no
 -- player disputed -> CONFIRMED and rated (match_result_rate, sql/areas/75_results.sql), the
