@@ -279,6 +279,10 @@ AT='map(select(.startTime == $t)) | .[0] | "\(.available) \(.price)"'
 
 # ---- the slots answers kept in the database (plain CGI) --------------------------------------
 
+# a kept slots answer with its first slot's price set to one no price rule gives (an answer the
+# API could give)
+MARK_PRICE="jsonb_set(slots::jsonb, '{0,price}', '1.23')::json"
+
 # kept_row: the kept row of $COURT on $DAY, as "validator|valid_until in epoch us or -|slots"
 kept_row() {
 	sql "SELECT validator || '|' || COALESCE(epoch_us(valid_until)::text, '-') || '|' || slots
@@ -300,12 +304,12 @@ kept_row() {
 	[ "$TAG" = "\"$validator.${TAG#*\"*.*.*.}" ]
 	[[ $TAG == *"-${until/-/f}\"" ]]
 	[ "$(printf '%s' "${row#*|*|}" | jq -cS .)" = "$(printf '%s' "$BODY" | jq -cS .)" ]
-	# a kept answer is what the next request sends (a marker written over it shows it), with
-	# the same tag, and 304 for that tag
-	sql "UPDATE slot_answers_kept SET slots = '[{\"kept\":true}]'" >/dev/null
+	# a kept answer is what the next request sends (a marker written over it shows it: a
+	# price no rule gives), with the same tag, and 304 for that tag
+	sql "UPDATE slot_answers_kept SET slots = $MARK_PRICE" >/dev/null
 	ask
 	expect 200
-	[ "$HTTP_BODY" = '[{"kept":true}]' ]
+	[ "$(jqr '.[0].price')" = 1.23 ]
 	[ "$(header ETag)" = "$TAG" ]
 	ask "If-None-Match: $TAG"
 	expect 304 -
@@ -326,11 +330,11 @@ kept_row() {
 	[ "$(header ETag)" = "$tag" ]
 	[ "$(sql "SELECT count(*) FROM slot_answers_kept")" = 1 ]
 	# so is one whose time has passed (valid_until), whatever its validator
-	sql "UPDATE slot_answers_kept SET slots = '[{\"kept\":true}]', valid_until = now()" >/dev/null
+	sql "UPDATE slot_answers_kept SET slots = $MARK_PRICE, valid_until = now()" >/dev/null
 	ask
 	expect 200
 	[ "$HTTP_BODY" = "$BODY" ]
-	[ "$(sql "SELECT slots::text FROM slot_answers_kept")" != '[{"kept":true}]' ]
+	[ "$(sql "SELECT slots -> 0 ->> 'price' FROM slot_answers_kept")" != 1.23 ]
 	# an answer that may not be shown is never kept: a date too far ahead, an unknown court,
 	# a suspended one
 	ASK="/api/resources/$COURT/slots?date=$(date -u -d '+400 days' +%F)" ask
@@ -477,11 +481,13 @@ owner_list() {
 	[[ $TAG == "\"$validator."*'-f"' ]]
 	[ "$(sql "SELECT body FROM owner_lists_kept" | jq -cS .)" = "$(printf '%s' "$BODY" | jq -cS .)" ]
 	[ "$(sql "SELECT headers FROM owner_lists_kept")" = "Link: $LINK"$'\r' ]
-	# the kept page is what the next request sends, Link and all (a marker shows it)
-	sql "UPDATE owner_lists_kept SET body = '[{\"kept\":true}]'" >/dev/null
+	# the kept page is what the next request sends, Link and all (a marker shows it: a name
+	# no venue has)
+	sql "UPDATE owner_lists_kept
+	        SET body = jsonb_set(body::jsonb, '{0,name}', '\"Kept Page\"')::text" >/dev/null
 	ask
 	expect 200
-	[ "$HTTP_BODY" = '[{"kept":true}]' ]
+	[ "$(jqr '.[0].name')" = "Kept Page" ]
 	[ "$(header ETag)" = "$TAG" ]
 	[ "$(header Link)" = "$LINK" ]
 	ask "If-None-Match: $TAG"
