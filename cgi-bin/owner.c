@@ -422,8 +422,7 @@ venues_list(struct req *r)
 	const char *key, *validator, *scopes, *owner = (r->roles & ROLE_OWNER) ? "true" : "false";
 	const char *lim = limit != NULL ? limit : "-", *cur = cursor != NULL ? cursor : "-";
 	PGresult *res;
-	/* the kept lists are an unlogged table: the primary's only */
-	bool in_db = r->one_shot && !r->db->replica;
+	bool in_db = cache_kept_in_db(r);
 
 	key = arena_printf(r->a, "owner-venues %s %s %s %s", r->user_id, owner, lim, cur);
 	if (in_db) {

@@ -122,8 +122,7 @@ slots_list(struct req *r)
 {
 	const char *date = NULL, *id, *key;
 	PGresult *res;
-	/* the kept answers are an unlogged table: the primary's only */
-	bool in_db = r->one_shot && !r->db->replica;
+	bool in_db = cache_kept_in_db(r);
 
 	query_date(r, "date", IN_REQUIRED, &date);
 	if (problem_fields_or_send(r) != 0)

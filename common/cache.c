@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db.h"
 #include "req.h"
 
 struct entry {
@@ -185,24 +186,22 @@ bool
 cache_answer(struct req *r, const char *key, const char *validator, int64_t now_us,
     const char *cache_control)
 {
-	const char *body, *headers, *tagged = tag_validator(r, key, validator);
+	const char *body = NULL, *headers = NULL;
 	int64_t until_us;
 
-	if (cache_etag_fresh(r->if_none_match, tagged, now_us, &until_us)) {
-		r->cache_control = cache_control;
-		req_add_header(r, "ETag", cache_etag(r->a, tagged, until_us));
-		req_send_not_modified(r);
-		return true;
-	}
-	if ((body = cache_get(key, validator, now_us, &until_us, &headers)) == NULL)
+	/* a client's tag of the current answer is 304 whether or not this process keeps it */
+	if (!cache_etag_fresh(r->if_none_match, tag_validator(r, key, validator), now_us,
+	    &until_us) &&
+	    (body = cache_get(key, validator, now_us, &until_us, &headers)) == NULL)
 		return false;
-	if (*headers != '\0')
-		r->resp_headers = arena_printf(r->a, "%s%s",
-		    r->resp_headers != NULL ? r->resp_headers : "", headers);
-	r->cache_control = cache_control;
-	req_add_header(r, "ETag", cache_etag(r->a, tagged, until_us));
-	req_send_json(r, 200, body);
+	cache_send(r, key, validator, until_us, now_us, body, headers, cache_control);
 	return true;
+}
+
+bool
+cache_kept_in_db(const struct req *r)
+{
+	return r->one_shot && !r->db->replica;
 }
 
 void

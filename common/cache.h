@@ -51,6 +51,11 @@ void cache_put(const char *key, const char *validator, int64_t until_us, const c
 bool cache_answer(struct req *r, const char *key, const char *validator, int64_t now_us,
     const char *cache_control);
 
+/* Whether the answers of this request are kept in the database rather than in the process:
+ * a process that serves this request alone (plain CGI), on the primary (the tables of kept
+ * answers are unlogged, absent on replicas). */
+bool cache_kept_in_db(const struct req *r);
+
 /* With an answer kept elsewhere than in this process (in the database, for a process that
  * serves one request) and its validator and until, read just now: answers 304 when
  * If-None-Match names it, else 200 with body and its extra header lines (NULL or "" for
