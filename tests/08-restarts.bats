@@ -52,6 +52,9 @@ running() {
 # that loses requests); mod_fcgid finding no process slot.
 RESTART_RACES="AH10246: .*failed reading PID from cgi daemon|AH10245: .*could not send request to cgi daemon|AH01258: .*cgid daemon is gone|AH01257: .*unable to connect to cgi daemon after multiple tries|AH02833: .*ScriptSock .* does not exist|mod_fcgid: can't apply process slot"
 
+# mod_fcgid's word for a process that ended with the request's connection unread
+FCGID_STARTING_RACE='\(104\)Connection reset by peer: .*mod_fcgid: error reading data from FastCGI server'
+
 answered() {
 	cat "$BATS_TEST_TMPDIR"/codes-* 2>/dev/null | wc -l
 }
@@ -95,9 +98,21 @@ answered() {
 	# under mod_fcgid the connection can end without an answer, or the request waits a
 	# minute for a process and gets 503. In those two modes
 	# only such failures are let through, and at most one per restart (docs/operations.md, "Operations");
-	# any other status (a 500, a 502, a 504) fails the test in every mode.
+	# any other status (a 500 but the one below, a 502, a 504) fails the test in every mode.
 	[ "$COURTS_MODE" != pool ] || return 1
-	! grep -vqE '^(503|000) ' <<<"$failures" || { echo "a failure other than a restart race" >&2; return 1; }
+	# mod_fcgid's process manager also stops the processes it has just started, one it has
+	# already handed a request included: a program holds SIGTERM off from its first line on
+	# (common/http.c), but a stop that lands before that line (between the fork and main, the
+	# loader at work) ends the process with the connection queued, which mod_fcgid reads as
+	# reset and Apache answers 500. Only that 500, with those two lines in the log.
+	allowed='503|000'
+	if [ "$COURTS_MODE" = fastcgi ] && grep -q '^500 ' <<<"$failures"; then
+		grep -qE "$FCGID_STARTING_RACE" "$log" ||
+			{ echo "a 500 without mod_fcgid's reset of a starting process in the log" >&2; return 1; }
+		expect_log apache "$FCGID_STARTING_RACE|End of script output before headers: [a-z]+\.cgi"
+		allowed+='|500'
+	fi
+	! grep -vqE "^($allowed) " <<<"$failures" || { echo "a failure other than a restart race" >&2; return 1; }
 	[ "$(grep -c . <<<"$failures")" -le "${RESTART_ROUNDS:-5}" ] || { echo "too many failures" >&2; return 1; }
 	if grep -q '^503 ' <<<"$failures"; then
 		grep -qE "$RESTART_RACES" "$log" ||
