@@ -43,7 +43,7 @@ conns=16
 issuer=${JWT_ISSUER:-https://auth.courts.local/}
 audience=${JWT_AUDIENCE:-courts-api}
 
-CASES="trivial health slots slots_many owner day_sheet report_year search_small search_city search_many open_city create create_kept join create_checks join_checks create_stripe join_stripe"
+CASES="trivial health slots slots_many owner day_sheet report_year search_small search_city search_many open_city create create_kept join create_checks join_checks create_stripe join_stripe create_sync join_sync"
 # what the reference service serves (bench/express/server.js); its other cases are not run
 EXPRESS_CASES="trivial health slots slots_many owner search_small search_city search_many"
 # served MODE CASE: whether the mode has the case
@@ -80,6 +80,8 @@ label[create_checks]="POST /api/match/requests (new slot each; checks on)"
 label[join_checks]="POST /api/match/join/{token} (new match each; checks on)"
 label[create_stripe]="POST /api/match/requests (new slot each; checks off; PAYMENT_PROVIDER=stripe)"
 label[join_stripe]="POST /api/match/join/{token} (new match each; checks off; PAYMENT_PROVIDER=stripe)"
+label[create_sync]="POST /api/match/requests (new slot each; checks off; a synchronous standby)"
+label[join_sync]="POST /api/match/join/{token} (new match each; checks off; a synchronous standby)"
 prog[health]=health.cgi
 prog[slots]=public.cgi
 prog[slots_many]=public.cgi
@@ -97,6 +99,8 @@ prog[create_checks]=requests.cgi
 prog[join_checks]=invitations.cgi
 prog[create_stripe]=requests.cgi
 prog[join_stripe]=invitations.cgi
+prog[create_sync]=requests.cgi
+prog[join_sync]=invitations.cgi
 
 # Fair-use settings of the service Apaches. "checks off": what the code allows closest to no
 # checks (MAX_UNPAID_HOLDS takes 1..1000; the hold count and the lock of the player's row run
@@ -217,9 +221,73 @@ stand_in_jiffies() {
 	fi
 }
 
+# The synchronous standby of the *_sync cases: what synchronous replication costs a write
+# (docs/operations.md, "Failover"). A streaming standby of the bench's own cluster
+# (scripts/stack.sh replica, named bench_standby, with a replication slot) confirms every
+# commit as the pair of scripts/ha.sh does: synchronous_standby_names 'ANY 1 (...)' with
+# synchronous_commit on, the primary's defaults otherwise. So the *_sync cases differ from
+# their twins, on the same Apache and data in the same rounds, only in the wait for the
+# standby. It runs only while they run, every other case being measured on a single node,
+# and catches up from the slot before each; its CPU is kept apart like the stand-in's. On this
+# one machine it shares the cores with the rest; on a pair it has its own, and the wait is
+# the network's round trip and the standby's disk.
+standby=$work/standby
+standby_state=off
+standby_jiffies() {	# the CPU ticks the standby's processes have used, 0 when none runs
+	local pm p f
+	if [ "$standby_state" != on ] || ! pm=$(head -n 1 "$standby/pg/postmaster.pid" 2>/dev/null); then
+		echo 0
+		return
+	fi
+	for p in $pm $(pgrep -P "$pm"); do
+		f=$(cat "/proc/$p/stat" 2>/dev/null) || continue
+		f=${f##*) }
+		awk '{ print $12 + $13 }' <<<"$f"
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+# until_sql TEXT SQL: waits (at most 120 s) until SQL prints t
+until_sql() {
+	local deadline=$((SECONDS + 120))
+	until [ "$(asql -c "$2")" = t ]; do
+		[ $SECONDS -lt $deadline ] || { echo "bench: $1 after 120 s" >&2; exit 1; }
+		sleep 0.2
+	done
+}
+standby_start() {
+	local target
+	REPLICA_NAME=bench_standby PG_SHARED_BUFFERS=256MB \
+		"$root/scripts/stack.sh" replica "$state" "$standby" >"$work/standby.log" 2>&1 ||
+		{ cat "$work/standby.log" >&2; exit 1; }
+	target=$(asql -c "SELECT pg_current_wal_lsn()")
+	until_sql "the standby has not caught up" "SELECT EXISTS (SELECT 1 FROM pg_stat_replication
+		WHERE application_name = 'bench_standby' AND state = 'streaming'
+		  AND replay_lsn >= '$target'::pg_lsn)"
+	asql -c "ALTER SYSTEM SET synchronous_standby_names = 'ANY 1 (bench_standby)'" \
+		-c "SELECT pg_reload_conf()" >/dev/null
+	until_sql "the standby is not synchronous" "SELECT EXISTS (SELECT 1 FROM pg_stat_replication
+		WHERE application_name = 'bench_standby' AND sync_state = 'quorum')"
+	standby_state=on
+}
+standby_stop() {
+	# no commit waits for it any more, then it stops (its slot keeps what it has not received)
+	asql -c "ALTER SYSTEM RESET synchronous_standby_names" -c "SELECT pg_reload_conf()" >/dev/null
+	until_sql "a standby is still synchronous" "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_replication
+		WHERE sync_state <> 'async')"
+	"$root/scripts/stack.sh" replica-stop "$standby"
+	standby_state=off
+}
+# sync_for CASE: the standby synchronous for the *_sync cases, stopped for every other
+sync_for() {
+	local want=off
+	[[ $1 == *_sync ]] && want=on
+	[ "$want" = "$standby_state" ] && return 0
+	if [ "$want" = on ]; then standby_start; else standby_stop; fi
+}
+
 stop_all() {
 	express_stop
 	stand_in_stop
+	"$root/scripts/stack.sh" replica-stop "$standby" >/dev/null 2>&1 || true
 	"$root/scripts/stack.sh" stop-apache "$state/stripe" >/dev/null 2>&1 || true
 	"$root/scripts/stack.sh" stop-apache "$state/small" >/dev/null 2>&1 || true
 	"$root/scripts/stack.sh" stop-apache "$state/checks" >/dev/null 2>&1 || true
@@ -250,7 +318,7 @@ fi
 mkdir -p "$work"
 chmod 755 "$work"
 stop_all	# leftovers of an interrupted earlier run, by their pid files
-rm -rf "$state" "$tstate" "$work/wrk" "$work"/probe-*.json
+rm -rf "$state" "$tstate" "$standby" "$work/wrk" "$work"/probe-*.json
 mkdir -p "$work/wrk" "$tstate/run" "$tstate/logs" "$tstate/htdocs" "$tstate/cgi"
 chmod 755 "$tstate" "$tstate/cgi" "$tstate/htdocs"
 trap cleanup EXIT
@@ -400,10 +468,10 @@ case_url() {
 	# search.lua writes the path of every request; the probe searches at the centre
 	search_many) echo "http://127.0.0.1:$city_port/api/match/search?$search_q" ;;
 	open_city) echo "http://127.0.0.1:$city_port/api/match/open?lat=$centre_lat&lng=$centre_lng&date=$search_date&limit=20" ;;
-	create | create_kept) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
+	create | create_kept | create_sync) echo "http://127.0.0.1:$city_port/api/match/requests" ;;
 	create_checks) echo "http://127.0.0.1:$checks_port/api/match/requests" ;;
 	create_stripe) echo "http://127.0.0.1:$stripe_port/api/match/requests" ;;
-	join) echo "http://127.0.0.1:$city_port/api/match/join/" ;;
+	join | join_sync) echo "http://127.0.0.1:$city_port/api/match/join/" ;;
 	join_checks) echo "http://127.0.0.1:$checks_port/api/match/join/" ;;
 	join_stripe) echo "http://127.0.0.1:$stripe_port/api/match/join/" ;;
 	esac
@@ -414,8 +482,8 @@ case_token() {
 	case $1 in
 	owner | day_sheet | report_year) echo "$owner_token" ;;
 	search_small | search_city | search_many | open_city) echo "$player_token" ;;
-	create | create_kept | create_checks | create_stripe) head -n 1 "$work/creators.tokens" ;;
-	join | join_checks | join_stripe) head -n 1 "$work/joiners.tokens" ;;
+	create | create_kept | create_checks | create_stripe | create_sync) head -n 1 "$work/creators.tokens" ;;
+	join | join_checks | join_stripe | join_sync) head -n 1 "$work/joiners.tokens" ;;
 	esac
 }
 
@@ -450,7 +518,7 @@ rules_for() {
 undo_writes() {
 	local n
 	case $1 in
-	create | create_kept | create_checks | create_stripe)
+	create | create_kept | create_checks | create_stripe | create_sync)
 		asql -v ids="$creators_sql" <<-'SQL' >/dev/null
 		BEGIN;
 		SET LOCAL session_replication_role = replica;
@@ -477,7 +545,7 @@ undo_writes() {
 		SQL
 		tidy "match_requests, match_players, payments, match_status_changes"
 		;;
-	join | join_checks | join_stripe)
+	join | join_checks | join_stripe | join_sync)
 		n=$(asql -v ids="$joiners_sql" <<-'SQL'
 		BEGIN;
 		SET LOCAL session_replication_role = replica;
@@ -531,8 +599,9 @@ probe() {
 	local url
 	url=$(case_url "$c")
 	rules_for "$c"
+	sync_for "$c"
 	case $c in
-	create | create_kept | create_checks | create_stripe)
+	create | create_kept | create_checks | create_stripe | create_sync)
 		local d id dur ids=$work/create-ids.txt
 		if [ "$c" = create_kept ]; then
 			d=$kept_date ids=$work/create-kept-ids.txt
@@ -546,7 +615,7 @@ probe() {
 			'{resourceId: $id, bookingDate: $d, startTime: "08:00:00", slotDurationMinutes: $dur,
 			  format: "TWO_VS_TWO", skillLevel: "INTERMEDIATE", searchLat: $lat, searchLng: $lng}')")
 		;;
-	join | join_checks | join_stripe)
+	join | join_checks | join_stripe | join_sync)
 		url=$url$(head -n 1 "$work/join-matches.txt")
 		args+=(-X POST -H 'Content-Type: application/json' --data '{"team":"TEAM_B"}')
 		;;
@@ -561,7 +630,7 @@ probe() {
 		status[$c]=ok
 		# a write spends a write budget on the checks-on server only
 		case $c:$budget in
-		create:spent | join:spent)
+		create:spent | join:spent | create_sync:spent | join_sync:spent)
 			status[$c]="n/a (a write budget was spent with the checks off)" ;;
 		*_checks:kept)
 			status[$c]="n/a (no write budget was spent with the checks on)" ;;
@@ -612,12 +681,13 @@ search_env() {
 # .txt (cpu_per_req): wrk runs alone in a subshell, whose `times` then gives the CPU of its
 # children (timeout and wrk); the stand-in's own times per request to .provider
 run_case() {
-	local c=$1 d=$2 out=$3 tok url envs=() busy b0 wrk_times s0 s1 t0
+	local c=$1 d=$2 out=$3 tok url envs=() busy b0 wrk_times s0 s1 t0 y0 y1
 	local args=(-t"$threads" -c"$conns" -d"${d}s" --latency --timeout 10s)
 	rules_for "$c"
+	sync_for "$c"
 	url=$(case_url "$c")
 	case $c in
-	create | create_checks | create_stripe)
+	create | create_checks | create_stripe | create_sync)
 		args+=(-s "$bench/create.lua")
 		envs=("BENCH_CREATE_IDS=$work/create-ids.txt" "BENCH_CREATE_DATE=$(madrid_date $create_day)"
 			"BENCH_CREATE_TOKENS=$work/creators.tokens" "BENCH_CREATE_THREADS=$threads"
@@ -638,7 +708,7 @@ run_case() {
 		args+=(-s "$bench/search.lua" -H "Authorization: Bearer $(case_token "$c")")
 		search_env "$threads"
 		;;
-	join | join_checks | join_stripe)
+	join | join_checks | join_stripe | join_sync)
 		args+=(-s "$bench/join.lua")
 		envs=("BENCH_JOIN_MATCHES=$work/join-matches.txt" "BENCH_JOIN_TOKENS=$work/joiners.tokens"
 			"BENCH_JOIN_SHIFT=$join_shift" "BENCH_JOIN_THREADS=$threads")
@@ -650,28 +720,38 @@ run_case() {
 	esac
 	t0=$({ wc -l <"$stand/timings"; } 2>/dev/null || echo 0)
 	s0=$(stand_in_jiffies)
+	y0=$(standby_jiffies)
 	busy_jiffies
 	b0=$busy
 	wrk_times=$(env "${envs[@]}" timeout $((d + 30)) wrk "${args[@]}" "$url" >"$out" 2>&1 || true
 		times)
 	busy_jiffies
 	s1=$(stand_in_jiffies)
+	y1=$(standby_jiffies)
 	# `times`: "0m0.004s 0m0.001s" (the subshell) then the same for its children, user and system
-	printf '%s\n' "$wrk_times" | awk -v b0="$b0" -v b1="$busy" -v s0="$s0" -v s1="$s1" -v hz="$clk_tck" '
+	printf '%s\n' "$wrk_times" | awk -v b0="$b0" -v b1="$busy" -v s0="$s0" -v s1="$s1" \
+		-v y0="$y0" -v y1="$y1" -v hz="$clk_tck" '
 		function sec(v) { gsub(",", ".", v); split(v, t, "m"); return t[1] * 60 + t[2] }
 		NR == 2 { w = sec($1) + sec($2) }
-		END { printf "%.3f %.3f %.3f\n", (b1 - b0) / hz, w, (s1 - s0) / hz }' >"${out%.txt}.cpu"
+		END { printf "%.3f %.3f %.3f %.3f\n", (b1 - b0) / hz, w, (s1 - s0) / hz, (y1 - y0) / hz }' \
+		>"${out%.txt}.cpu"
 	tail -n +$((t0 + 1)) "$stand/timings" 2>/dev/null >"${out%.txt}.provider" || : >"${out%.txt}.provider"
 }
 
 # cpu_per_req OUTFILE: ms of CPU per request of a wrk run: the whole machine's CPU during the
-# run minus wrk's own and the payment provider's stand-in's, over the requests wrk completed;
-# - when it completed none. provider_per_req OUTFILE: the stand-in's, and the p99 of its own
-# time per call (ms), as "cpu p99", or "- -".
+# run minus wrk's own, the payment provider's stand-in's and the synchronous standby's, over
+# the requests wrk completed; - when it completed none. provider_per_req OUTFILE: the
+# stand-in's, and the p99 of its own time per call (ms), as "cpu p99", or "- -".
+# standby_per_req OUTFILE: the standby's, or - when none ran.
 cpu_per_req() {
-	awk 'FNR == NR { m = $1; w = $2; s = $3; next }
+	awk 'FNR == NR { m = $1; w = $2; s = $3; y = $4; next }
 		/ requests in / { n = $1 }
-		END { if (n > 0) printf "%.4f\n", (m - w - s) * 1000 / n; else print "-" }' "${1%.txt}.cpu" "$1"
+		END { if (n > 0) printf "%.4f\n", (m - w - s - y) * 1000 / n; else print "-" }' "${1%.txt}.cpu" "$1"
+}
+standby_per_req() {
+	awk 'FNR == NR { y = $4; next }
+		/ requests in / { n = $1 }
+		END { if (n > 0 && y > 0) printf "%.4f\n", y * 1000 / n; else print "-" }' "${1%.txt}.cpu" "$1"
 }
 provider_per_req() {
 	local p99
@@ -763,8 +843,8 @@ apache_mode() {
 }
 
 # round_cases ROUND: the cases of a round in their order. Odd rounds run a case with the
-# checks off (and without a provider) before its checks-on and its stripe twins, even rounds
-# after them, so that neither always follows the other.
+# checks off (without a provider, on a single node) before its checks-on, stripe and
+# synchronous-standby twins, even rounds after them, so that neither always follows the other.
 round_cases() {
 	local c first=() last=()
 	if [ $(($1 % 2)) = 1 ]; then
@@ -772,7 +852,8 @@ round_cases() {
 		return
 	fi
 	for c in $cases; do
-		if [[ " $cases " == *" ${c}_checks "* || " $cases " == *" ${c}_stripe "* ]]; then
+		if [[ " $cases " == *" ${c}_checks "* || " $cases " == *" ${c}_stripe "* ||
+			" $cases " == *" ${c}_sync "* ]]; then
 			last+=("$c")
 		else
 			first+=("$c")
@@ -875,7 +956,7 @@ for mode in $modes; do
 			finish_run "$c"
 			if line=$(parse_wrk "$out"); then
 				cpu=$(cpu_per_req "$out")
-				echo "$mode $round $c $line $cpu $(provider_per_req "$out")" >>"$runs"
+				echo "$mode $round $c $line $cpu $(provider_per_req "$out") $(standby_per_req "$out")" >>"$runs"
 				rps=${line%% *}
 				[ "$c" = trivial ] && floor_rps=$rps
 				log "$mode round $round $c: $rps req/s, p50/p99 $(echo "$line" | awk '{ print $2 "/" $3 }') ms," \
@@ -889,6 +970,7 @@ for mode in $modes; do
 	done
 
 	rules_for none	# the venues as loaded
+	sync_for none	# a single node again
 	for c in health slots slots_many owner day_sheet report_year search_small search_city search_many open_city; do
 		[ "${status[$c]:-}" = ok ] && one[$mode.$c]=$(one_client "$c")
 	done
@@ -937,6 +1019,13 @@ for mode in $modes; do
 	fi
 done
 
+# the standby is no longer needed: its slot would keep the primary's WAL from here on
+if [ -d "$standby/pg" ]; then
+	asql -c "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots
+		WHERE slot_name = 'bench_standby'" >/dev/null
+	rm -rf "$standby"
+fi
+
 # ---- one plain-CGI request's peak memory -------------------------------------------------------
 rss_kb() {	# program request-uri query [authorization] -> max RSS in kB, or nothing
 	local p=$1 uri=$2 q=$3 authz=${4:-} out=$work/rss-out.txt tv=$work/rss-time.txt
@@ -972,6 +1061,10 @@ fi
 holds() {
 	asql -v holds="$1" -v day0="$2" -v tag="$3" -v courts="$city_courts" -v players="$city_players" <<-'SQL'
 	BEGIN;
+	-- without triggers, as bench/data.sql loads: each hold's trigger would take its court day's
+	-- advisory lock, and 100,000 of them in one transaction exceed the lock table (the
+	-- organizer's place counted by hand); nothing is kept for days this far ahead
+	SET LOCAL session_replication_role = replica;
 	CREATE TEMP TABLE bench_hold ON COMMIT DROP AS
 	SELECT n, c, (now() AT TIME ZONE 'Europe/Madrid')::date + :day0 + n / :courts AS booking_date,
 	       time '08:00' + make_interval(mins => (n * 5) % CASE WHEN c % 4 = 0 THEN 14 ELSE 9 END
@@ -981,16 +1074,20 @@ holds() {
 	  FROM (SELECT n, n % :courts + 1 AS c FROM generate_series(0, :holds - 1) n) g;
 	INSERT INTO match_requests (id, resource_id, organizer_id, booking_date, start_time, end_time,
 	                            starts_at, ends_at, format, skill_level, status, team_size,
+	                            team_a_count, team_b_count,
 	                            court_price, price_per_player, currency, search_latitude,
-	                            search_longitude, search_radius_km, expires_at, created_at, updated_at)
+	                            search_longitude, search_radius_km, expires_at, created_at, updated_at,
+	                            venue_latitude, venue_longitude)
 	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-resource-' || h.c)::uuid,
 	       md5('bench-player-' || h.p)::uuid, h.booking_date, h.start_time, h.start_time + h.len,
 	       (h.booking_date + h.start_time) AT TIME ZONE 'Europe/Madrid',
 	       (h.booking_date + h.start_time + h.len) AT TIME ZONE 'Europe/Madrid',
-	       'TWO_VS_TWO', 'INTERMEDIATE', 'PENDING_PAYMENT', 2, 20.00, 5.00, 'EUR', 40.45, -3.70, 10,
+	       'TWO_VS_TWO', 'INTERMEDIATE', 'PENDING_PAYMENT', 2, 1, 0, 20.00, 5.00, 'EUR', 40.45, -3.70, 10,
 	       now() - make_interval(secs => 60 + h.n % 600),
-	       now() - make_interval(secs => 960 + h.n % 600), now() - make_interval(secs => 960 + h.n % 600)
-	  FROM bench_hold h;
+	       now() - make_interval(secs => 960 + h.n % 600), now() - make_interval(secs => 960 + h.n % 600),
+	       v.latitude, v.longitude
+	  FROM bench_hold h
+	  JOIN venues v ON v.id = md5('bench-venue-' || ((h.c - 1) / 4 + 1))::uuid;
 	INSERT INTO match_players (match_request_id, player_id, team, role, joined_at)
 	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-player-' || h.p)::uuid,
 	       'TEAM_A', 'ORGANIZER', now() - make_interval(secs => 960 + h.n % 600)
@@ -1034,6 +1131,66 @@ if [ -x "$build/cron/sweep" ]; then
 		log "inserting 100,000 holds failed (see $work/holds-100k.log)"
 	fi
 	sweep_left=$(asql -c "SELECT count(*) FROM match_requests WHERE status = 'PENDING_PAYMENT' AND expires_at <= now()")
+fi
+
+# ---- backup and restore of CITY (pgBackRest, scripts/backup.sh) ------------------------------
+# What an operator waits for (docs/operations.md, "Backups"): the cluster restarted with WAL
+# archiving as `make run` runs it, a full backup, then a write after a noted time and an
+# incremental backup, then a restore to that time started until it takes writes (the archived
+# WAL replayed up to the time). The restored cluster must hold CITY without that write.
+backup_full="" backup_incr="" restore_files="" restore_start="" restore_check="" db_size=""
+# secs_na SECONDS: "N s" for the report, or why there is no number
+secs_na() { if [ -n "$1" ]; then echo "$1 s"; else echo "$na"; fi; }
+if [ "${BENCH_BACKUP:-1}" = 1 ]; then
+	log "backup and restore of CITY with pgBackRest"
+	restored=$work/restored
+	rm -rf "$restored"
+	# nothing of the service runs on it any more
+	express_stop
+	for d in "$state/small" "$state/checks" "$state/stripe"; do
+		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
+	done
+	"$root/scripts/stack.sh" stop "$state" >/dev/null 2>&1
+	if PG_ARCHIVE=1 PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB} \
+		"$root/scripts/stack.sh" db "$state" >"$work/backup-db.log" 2>&1; then
+		db_size=$(asql -c "SELECT pg_size_pretty(sum(pg_database_size(datname)))
+			FROM pg_database WHERE datname IN ('courts', 'courts_small')")
+		t0=$(now_ms)
+		if "$root/scripts/backup.sh" backup "$state" >"$work/backup-full.log" 2>&1; then
+			backup_full=$(fmt "$(( $(now_ms) - t0 ))e-3" 1)
+		fi
+		sleep 1
+		mark=$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ)
+		sleep 1
+		asql -c "UPDATE venues SET name = name || ' (after the mark)'
+			WHERE id = md5('bench-venue-1')::uuid" >/dev/null
+		# the write's WAL archived, so that replay finds a commit past the time
+		seg=$(asql -c "SELECT pg_walfile_name(pg_current_wal_lsn())")
+		asql -c "SELECT pg_switch_wal()" >/dev/null
+		until_sql "the WAL after the mark is not archived" "SELECT last_archived_wal >= '$seg'
+			FROM pg_stat_archiver"
+		t0=$(now_ms)
+		if "$root/scripts/backup.sh" backup "$state" >"$work/backup-incr.log" 2>&1; then
+			backup_incr=$(fmt "$(( $(now_ms) - t0 ))e-3" 1)
+		fi
+		t0=$(now_ms)
+		if [ -n "$backup_full" ] &&
+			"$root/scripts/backup.sh" restore "$mark" "$state" "$restored" >"$work/restore.log" 2>&1; then
+			restore_files=$(fmt "$(( $(now_ms) - t0 ))e-3" 1)
+			t0=$(now_ms)
+			if "$root/scripts/stack.sh" db "$restored" >"$work/restore-start.log" 2>&1; then
+				restore_start=$(fmt "$(( $(now_ms) - t0 ))e-3" 1)
+				restore_check=$(psql "host=$restored/pgsock port=5432 dbname=courts user=postgres" \
+					-X -q -tA -c "SELECT count(*) || ' venues, ' || count(*) FILTER (WHERE name LIKE
+						'% (after the mark)') || ' with the write after the time'
+						FROM venues" 2>&1 || true)
+			fi
+			"$root/scripts/stack.sh" stop "$restored" >/dev/null 2>&1 || true
+		fi
+		rm -rf "$restored"
+	else
+		log "the cluster did not start with WAL archiving (see $work/backup-db.log)"
+	fi
 fi
 
 # ---- the report ------------------------------------------------------------------------------
@@ -1084,7 +1241,8 @@ target_of() {
 	pool.create) echo "|25||every request 2xx, p99 < 25 ms" ;;
 	pool.search_city) echo "||10|p50 < 10 ms" ;;
 	cgi-pgbouncer.slots) echo "0.25|||>= 0.25x" ;;
-	*.create | *.create_kept | *.join | *.create_checks | *.join_checks | *.create_stripe | *.join_stripe)
+	*.create | *.create_kept | *.join | *.create_checks | *.join_checks | *.create_stripe | \
+		*.join_stripe | *.create_sync | *.join_sync)
 		echo "|||every request 2xx" ;;
 	*) echo "|||-" ;;
 	esac
@@ -1254,6 +1412,33 @@ other=$work/other.md
 				"$(ms_unit "$v") | - | - |"
 		done
 	done
+	# what synchronous replication costs each path: a synchronous standby against a single node,
+	# in the same rounds; the table's CPU per request is the primary's (the standby's apart)
+	for mode in $modes; do
+		served "$mode" create || continue
+		for c in create join; do
+			sy=${c}_sync
+			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$sy" 4)" ]; then
+				[[ " $cases " == *" $sy "* ]] && echo "| $c: a synchronous standby against a" \
+					"single node ($mode) | n/a (not measured) | - | - |"
+				continue
+			fi
+			echo "| $c: req/s synchronous standby / single node ($mode) |" \
+				"$(fmt "$(pair_med "$mode" "$sy" "$c" 4 /)" 3)x | - | - |"
+			for k in 5:p50 6:p99; do
+				echo "| $c: ${k#*:} synchronous standby - single node ($mode;" \
+					"$(ms_unit "$(col "$mode" "$sy" "${k%%:*}" | median)") with," \
+					"$(ms_unit "$(col "$mode" "$c" "${k%%:*}" | median)") without) |" \
+					"$(awk -v v="$(pair_med "$mode" "$sy" "$c" "${k%%:*}" -)" 'BEGIN { printf "%+.2f ms", v }') | - | - |"
+			done
+			d=$(pair_med "$mode" "$sy" "$c" 9 -)
+			[ -n "$d" ] && echo "| $c: the primary's CPU per request, synchronous standby -" \
+				"single node ($mode) | $(awk -v v="$d" 'BEGIN { printf "%+.3f ms", v }') | - | - |"
+			v=$(col "$mode" "$sy" 12 | awk '$1 != "-"' | median)
+			[ -n "$v" ] && echo "| $c: the standby's own CPU per request ($mode) |" \
+				"$(fmt "$v" 3) ms | - | - |"
+		done
+	done
 	if [ ! -x "$build/cron/sweep" ]; then
 		echo "| sweep 100,000 expired holds | n/a (cron/sweep not built) | < 10 s | not measured |"
 	elif [ -z "$sweep_100" ] || [ -z "$sweep_50" ]; then
@@ -1277,6 +1462,17 @@ other=$work/other.md
 	fi
 	[ -n "$rss_owner" ] &&
 		echo "| peak RSS, one plain-CGI owner list with JWT (max of 3) | $(awk -v k="$rss_owner" 'BEGIN { printf "%.1f", k / 1024 }') MB | - | - |"
+	if [ "${BENCH_BACKUP:-1}" = 1 ]; then
+		na="n/a (failed, see bench/work/backup-*.log and restore*.log)"
+		echo "| backup, full (pgBackRest; CITY and SMALL, $db_size) | $(secs_na "$backup_full") | - | - |"
+		echo "| backup, incremental after one write | $(secs_na "$backup_incr") | - | - |"
+		echo "| restore to a time: the files (pgBackRest restore) | $(secs_na "$restore_files") | - | - |"
+		echo "| restore to a time: start, the archived WAL replayed up to the time, until it takes" \
+			"writes | $(secs_na "$restore_start") | - | - |"
+		want="$city_venues venues, 0 with the write after the time"
+		echo "| the restored database | ${restore_check:-$na} | $want |" \
+			"$( [ "$restore_check" = "$want" ] && echo yes || echo "**NO**") |"
+	fi
 	echo "| load CITY (INSERT ... SELECT + VACUUM ANALYZE) | $load_city s | seconds | $(verdict "$load_city" "<" 60) |"
 	echo "| load SMALL | $load_small s | seconds | $(verdict "$load_small" "<" 60) |"
 } >"$other"
@@ -1356,7 +1552,8 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	echo "- modes: $modes (the trivial CGI floor is always plain CGI, measured in every round)"
 	echo "- wrk: \`wrk -t$threads -c$conns -d${secs}s --latency\`, ${warmup} s warm-up per case and mode, $rounds rounds, cases round-robin; medians over the rounds; ratio = median of the per-round ratios to the trivial CGI (to health) of the same round and mode; non-2xx summed over the rounds"
 	echo "- CPU ms/req: per run, the CPU time of the whole machine (/proc/stat, all but idle and" \
-		"iowait) minus wrk's own, over the requests wrk completed; median over the rounds"
+		"iowait) minus wrk's own (and the payment provider's stand-in's and the synchronous" \
+		"standby's, shown apart), over the requests wrk completed; median over the rounds"
 	echo "- CITY: $sizes (load $load_city s); SMALL: $small_sizes (load $load_small s)"
 	echo "- fair-use checks off: ${checks_off[*]} (empty: unset), no booking rules;" \
 		"checks on (the *checks on* rows, a third service Apache on CITY):" \

@@ -155,9 +155,16 @@ replica_start() {
 	chmod 700 "$r/pg"
 	touch "$r/log/postgresql.log"
 	pg_owner "$r/pg" "$r/pgsock" "$r/log/postgresql.log"
+	# REPLICA_NAME: the standby's name to the primary (its application_name, which
+	# synchronous_standby_names lists) and its replication slot's, made with it, so that the
+	# primary keeps the WAL it has not received while it is stopped (bench/run.sh)
+	local named=()
+	[ -z "${REPLICA_NAME:-}" ] ||
+		named=(-d "application_name=$REPLICA_NAME" -C -S "$REPLICA_NAME")
 	if [ ! -f "$r/pg/PG_VERSION" ]; then
-		as_pg "$bin/pg_basebackup" -h "$state/pgsock" -U postgres -D "$r/pg" -R -X stream \
-			-c fast >"$r/log/basebackup.log" 2>&1 || { cat "$r/log/basebackup.log" >&2; exit 1; }
+		as_pg "$bin/pg_basebackup" -h "$state/pgsock" -U postgres "${named[@]}" -D "$r/pg" -R \
+			-X stream -c fast >"$r/log/basebackup.log" 2>&1 ||
+			{ cat "$r/log/basebackup.log" >&2; exit 1; }
 	fi
 	pg_conf "$r"
 	if ! as_pg "$bin/pg_ctl" -D "$r/pg" -l "$r/log/postgresql.log" -w -t 60 start >/dev/null; then
@@ -765,8 +772,9 @@ stop-apache)
 	pgb_stop "$state"
 	;;
 replica)
-	# a streaming replica of STATE's cluster in REPLICA (tests, and trials of
-	# DATABASE_READ_URL); prints its conninfo. Stopped by `replica-stop REPLICA`.
+	# a streaming replica of STATE's cluster in REPLICA (tests, trials of DATABASE_READ_URL,
+	# the benchmark's synchronous standby, named by REPLICA_NAME); prints its conninfo.
+	# Stopped by `replica-stop REPLICA`; started again on the data it has.
 	state=$(abs "$2") r=$(abs "$3")
 	cd /
 	replica_start "$state" "$r"
