@@ -211,7 +211,7 @@ start() {
 				pg_owner "$dir/data/node2"
 			fi
 			autoctl_bg "$name" create postgres --pgdata "$dir/data/$name" --pgport "$(port_of "$name")" \
-				--pghost "$dir/sock" --listen 127.0.0.1 --hostname 127.0.0.1 --name "$name" \
+				--pghost 127.0.0.1 --listen 127.0.0.1 --hostname 127.0.0.1 --name "$name" \
 				--auth trust --no-ssl --dbname courts --pgctl "$bin/pg_ctl" \
 				--monitor "postgresql://autoctl_node@127.0.0.1:$(port_of monitor)/pg_auto_failover?sslmode=disable" \
 				--run
@@ -285,8 +285,11 @@ wait | kill | node | port)
 	;;
 esac
 dir=$(abs "$2")
+# pg_autoctl reaches its own PostgreSQL over TCP on 127.0.0.1 (it writes the host into
+# connection strings unquoted: a socket directory with a space in its path would break them),
+# as the cluster's superuser postgres whoever runs it (the default user is the caller's name)
 autoctl_env=(env XDG_CONFIG_HOME="$dir/xdg/config" XDG_DATA_HOME="$dir/xdg/data"
-	XDG_RUNTIME_DIR="$dir/xdg/run" PGHOST="$dir/sock" PATH="$(pg_bin):$PATH")
+	XDG_RUNTIME_DIR="$dir/xdg/run" PGHOST=127.0.0.1 PGUSER=postgres PATH="$(pg_bin):$PATH")
 case "$cmd" in
 start) start "${3:-}" ;;
 stop) stop ;;

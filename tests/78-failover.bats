@@ -9,7 +9,7 @@
 # pg_autoctl and PostgreSQL killed with SIGKILL). Then: the standby took over with nothing of
 # the service restarted, every answer on the way was 2xx or 503 problem+json, every write
 # acknowledged is there and each key's work was done once; the lost node rejoins as a standby
-# and the pair fails back.
+# and the pair fails back. Last, a user who is not root sets a pair of their own up and stops it.
 
 load test_helper
 
@@ -43,6 +43,10 @@ teardown_file() {
 	[ -n "${HA:-}" ] || return 0
 	"$COURTS_ROOT/scripts/stack.sh" stop-apache "$COURTS_STATE/extra-failover" 3>&- || true
 	"$COURTS_ROOT/scripts/ha.sh" stop "$HA/db" 3>&- || true
+	if [ -d "$(user_pair)/db" ]; then
+		as_pair_user "$(user_pair)/scripts/ha.sh" stop "$(user_pair)/db" 3>&- || true
+	fi
+	throwaway_user_remove "$HA"
 	if [ -n "${KEEP_STATE:-}" ]; then
 		cp "$COURTS_STATE/extra-failover/apache/logs/error.log" "$HA/apache-error.log" || true
 		echo "# failover state kept in $HA" >&3
@@ -53,6 +57,23 @@ teardown_file() {
 
 setup() {
 	export PSQL_ADMIN=$HA_ADMIN
+}
+
+# the last test's pair: a user's who is not root (a throwaway account under root, else the
+# caller), in a directory of that user's with a space in its path
+user_pair() {
+	echo "$HA/home/my pair"
+}
+pair_user() {
+	if [ -f "$HA/made-user" ]; then cat "$HA/made-user"; else id -un; fi
+}
+# as_pair_user CMD...: CMD as that user, with a fresh login's environment (Debian's PATH)
+as_pair_user() {
+	local run=(env -i HOME="$HA/home" USER="$(pair_user)" LOGNAME="$(pair_user)" SHELL=/bin/sh
+		PATH="$DEBIAN_USER_PATH")
+	[ "$(id -u)" -ne 0 ] ||
+		run=(setpriv --reuid="$(pair_user)" --regid="$(pair_user)" --init-groups -- "${run[@]}")
+	"${run[@]}" "$@"
 }
 
 # write C KIND KEY METHOD PATH TOKEN [BODY]: one write of client C, retried with the same key
@@ -263,4 +284,36 @@ acknowledged() {
 	done
 	[ "$(sql "SELECT count(*) FROM venues WHERE name IN ('fo-back-1', 'fo-back-2')")" = 2 ]
 	[ "$(sql "SELECT inet_server_port()")" = "$("$COURTS_ROOT/scripts/ha.sh" port "$HA/db" "$lost")" ]
+}
+
+@test "a user who is not root sets a pair up and stops it, from a directory with a space" {
+	local who url deadline pair
+	who=$(throwaway_user courts-ha "$HA/home" "$HA")
+	pair=$(user_pair)
+	mkdir -p "$pair"
+	cp -R "$COURTS_ROOT/scripts" "$pair/"
+	[ "$(id -u)" -ne 0 ] || chown -R "$who:" "$HA/home"
+	run as_pair_user "$pair/scripts/ha.sh" start "$pair/db" 3>&-
+	echo "$output" | tail -n 20
+	[ "$status" -eq 0 ]
+	url=${lines[-1]}
+	[[ $url == postgresql://courts@127.0.0.1:*,127.0.0.1:*/courts\?target_session_attrs=read-write\&connect_timeout=2 ]]
+	# the monitor and both nodes are that user's (pg_autoctl and PostgreSQL)
+	[ "$(pgrep -u "$who" -x pg_autoctl | wc -l)" -ge 3 ]
+	[ "$(pgrep -u "$who" -x postgres | wc -l)" -ge 3 ]
+	# the URL finds the primary, which the standby follows synchronously
+	[ "$(psql "$url" -X -tAc "SELECT pg_is_in_recovery()")" = f ]
+	deadline=$((SECONDS + 60))
+	until [ "$(psql "${url/courts@/postgres@}" -X -tAc "SELECT sync_state FROM pg_stat_replication")" = quorum ]; do
+		[ $SECONDS -lt $deadline ] || { echo "the standby is not synchronous" >&2; return 1; }
+		sleep 0.5
+	done
+	run as_pair_user "$pair/scripts/ha.sh" stop "$pair/db" 3>&-
+	[ "$status" -eq 0 ]
+	# nothing of it is left
+	deadline=$((SECONDS + 10))
+	while pgrep -u "$who" -x 'pg_autoctl|postgres' >/dev/null; do
+		[ $SECONDS -lt $deadline ] || { pgrep -a -u "$who" >&2; return 1; }
+		sleep 0.2
+	done
 }
