@@ -4,7 +4,8 @@
 # "Backups"), on a cluster of this file's own that archives its WAL (the suite's runs without):
 # a full backup, a set A written, the time noted, a set B written, an incremental backup; then
 # `make restore` to that time into a new data directory, a cluster started there on its own
-# socket, and A found whole, B not at all, the free slots and the ledger consistent.
+# socket, and A found whole, B not at all, the free slots and the ledger consistent. Both
+# clusters live in directories with a space in their paths, as a checkout may.
 
 load test_helper
 load match_helper
@@ -24,10 +25,10 @@ setup_file() {
 	BK=$(mktemp -d "${TMPDIR:-/tmp}/courts-backup.XXXXXX")
 	chmod 755 "$BK"
 	export BK
-	PG_ARCHIVE=1 "$COURTS_ROOT/scripts/stack.sh" db "$BK/live" >"$BK/stack.log" 2>&1 ||
+	PG_ARCHIVE=1 "$COURTS_ROOT/scripts/stack.sh" db "$BK/live cluster" >"$BK/stack.log" 2>&1 ||
 		{ cat "$BK/stack.log" >&2; return 1; }
 	# shellcheck disable=SC1091
-	. "$BK/live/env"
+	. "$BK/live cluster/env"
 	"$COURTS_ROOT/scripts/migrate.sh" "$DATABASE_URL" >/dev/null
 	"$COURTS_BUILD/cron/sweep" >/dev/null
 	export LIVE_ADMIN=$PSQL_ADMIN LIVE_URL=$DATABASE_URL
@@ -36,8 +37,8 @@ setup_file() {
 teardown_file() {
 	[ -n "${BK:-}" ] || return 0
 	# each cluster by the PID of its postmaster.pid (pg_ctl stop), pass or fail
-	"$COURTS_ROOT/scripts/stack.sh" stop "$BK/restored" || true
-	"$COURTS_ROOT/scripts/stack.sh" stop "$BK/live" || true
+	"$COURTS_ROOT/scripts/stack.sh" stop "$BK/restored cluster" || true
+	"$COURTS_ROOT/scripts/stack.sh" stop "$BK/live cluster" || true
 	if [ -n "${KEEP_STATE:-}" ]; then echo "# backup state kept in $BK" >&3; else rm -rf "$BK"; fi
 }
 
@@ -48,26 +49,26 @@ setup() {
 @test "make restore refuses a time without a date, a clock time and an offset: exit 2, nothing written" {
 	for bad in yesterday 2026-12-04 '2026-12-04T13:45:00' '2026-12-04 13:45' '2026-13-45T99:00:00Z' \
 		'2026-12-04T13:45:00+01:00 and more'; do
-		run "$COURTS_ROOT/scripts/backup.sh" restore "$bad" "$BK/live"
+		run "$COURTS_ROOT/scripts/backup.sh" restore "$bad" "$BK/live cluster"
 		[ "$status" -eq 2 ]
 		[[ $output == *"is not an ISO 8601 timestamp with its offset"* ]]
 	done
-	run make -s -C "$COURTS_ROOT" restore TIME=yesterday STATE="$BK/live"
+	run make -s -C "$COURTS_ROOT" restore TIME=yesterday STATE="$BK/live cluster"
 	[ "$status" -ne 0 ]
 	[[ $output == *"make restore: TIME='yesterday' is not an ISO 8601 timestamp with its offset: give e.g. TIME="* ]]
-	run make -s -C "$COURTS_ROOT" restore TIME=2999-01-01T00:00:00Z STATE="$BK/live"
+	run make -s -C "$COURTS_ROOT" restore TIME=2999-01-01T00:00:00Z STATE="$BK/live cluster"
 	[ "$status" -ne 0 ]
 	[[ $output == *"is in the future"* ]]
-	[ ! -e "$BK/live/restore" ]
+	[ ! -e "$BK/live cluster/restore" ]
 	# the cluster archives, and nothing was backed up or restored
 	[ "$(sql "SHOW archive_mode")" = on ]
-	[ -z "$(ls -A "$BK/live/backup/backup/courts" 2>/dev/null | grep -v '^backup\.')" ]
+	[ -z "$(ls -A "$BK/live cluster/backup/backup/courts" 2>/dev/null | grep -v '^backup\.')" ]
 }
 
 @test "a restore to a noted time holds every row written before it and none written after" {
 	local t0 full incr restore T before
 	t0=$SECONDS
-	run make -s -C "$COURTS_ROOT" backup STATE="$BK/live"
+	run make -s -C "$COURTS_ROOT" backup STATE="$BK/live cluster"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"make backup: full backup "* ]]
@@ -92,27 +93,27 @@ setup() {
 	[ "$(snapshot)" != "$before" ]
 
 	t0=$SECONDS
-	run make -s -C "$COURTS_ROOT" backup STATE="$BK/live"
+	run make -s -C "$COURTS_ROOT" backup STATE="$BK/live cluster"
 	echo "$output"
 	[ "$status" -eq 0 ]
 	[[ $output == *"make backup: incr backup "* ]]
 	incr=$((SECONDS - t0))
 
 	t0=$SECONDS
-	run make -s -C "$COURTS_ROOT" restore TIME="$T" STATE="$BK/live" RESTORE_DIR="$BK/restored"
+	run make -s -C "$COURTS_ROOT" restore TIME="$T" STATE="$BK/live cluster" RESTORE_DIR="$BK/restored cluster"
 	echo "$output"
 	[ "$status" -eq 0 ]
-	[[ $output == *"restored into $BK/restored/pg"* ]]
-	[[ $output == *"scripts/stack.sh db $BK/restored"* ]]
+	[[ $output == *"restored into $BK/restored cluster/pg"* ]]
+	[[ $output == *"scripts/stack.sh db $BK/restored cluster"* ]]
 	# a new data directory: the live cluster still runs, with B
 	[ "$(sql "SELECT count(*) FROM match_requests WHERE id = '$B_M'")" = 1 ]
-	"$COURTS_ROOT/scripts/stack.sh" db "$BK/restored" >"$BK/restored-stack.log" 2>&1 ||
+	"$COURTS_ROOT/scripts/stack.sh" db "$BK/restored cluster" >"$BK/restored-stack.log" 2>&1 ||
 		{ cat "$BK/restored-stack.log"; false; }
 	restore=$((SECONDS - t0))
 	echo "# backup: full ${full} s, incremental ${incr} s; restore and recovery ${restore} s" >&3
 
 	# shellcheck disable=SC1091
-	. "$BK/restored/env"
+	. "$BK/restored cluster/env"
 	[ "$PSQL_ADMIN" != "$LIVE_ADMIN" ]
 	[ "$(sql "SELECT pg_is_in_recovery()")" = f ]
 	# the whole of A, as it was at T
