@@ -384,8 +384,8 @@ asql -c "CHECKPOINT" >/dev/null
 # ---- the floor: a trivial CGI behind its own Apache (same MPM, cgid and settings) ----------
 cc -O2 -o "$tstate/cgi/trivial.cgi" "$bench/trivial.c"
 chmod 755 "$tstate/cgi/trivial.cgi"
-targs=(-f "$bench/trivial-httpd.conf" -C "Define BENCH_STATE $tstate"
-	-C "Define BENCH_CGI $tstate/cgi" -C "Define BENCH_LISTEN 127.0.0.1:$trivial_port")
+targs=(-f "$bench/trivial-httpd.conf" -C "Define BENCH_STATE \"$tstate\""
+	-C "Define BENCH_CGI \"$tstate/cgi\"" -C "Define BENCH_LISTEN 127.0.0.1:$trivial_port")
 [ "$(id -u)" -eq 0 ] && targs+=(-D RUN_AS_WWW_DATA)
 apache2 "${targs[@]}" -k start || { cat "$tstate/logs/error.log" >&2 || true; exit 1; }
 deadline=$((SECONDS + 20))
