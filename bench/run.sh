@@ -211,14 +211,18 @@ stand_in_start() {
 }
 stand_in_stop() { pid_stop "$work/stand-in.pid"; }
 # stand_in_jiffies: the stand-in's CPU so far (user + system), in clock ticks
-stand_in_jiffies() {
-	local f
-	if [ -f "$work/stand-in.pid" ] && f=$(cat "/proc/$(cat "$work/stand-in.pid")/stat" 2>/dev/null); then
+# proc_jiffies PID...: the CPU ticks (user and system) the processes have used so far, 0 for
+# those gone
+proc_jiffies() {
+	local p f
+	for p in "$@"; do
+		f=$(cat "/proc/$p/stat" 2>/dev/null) || continue
 		f=${f##*) }	# the fields after the command's name
 		awk '{ print $12 + $13 }' <<<"$f"
-	else
-		echo 0
-	fi
+	done | awk '{ s += $1 } END { print s + 0 }'
+}
+stand_in_jiffies() {
+	if [ -f "$work/stand-in.pid" ]; then proc_jiffies "$(cat "$work/stand-in.pid")"; else echo 0; fi
 }
 
 # The synchronous standby of the *_sync cases: what synchronous replication costs a write
@@ -234,16 +238,13 @@ stand_in_jiffies() {
 standby=$work/standby
 standby_state=off
 standby_jiffies() {	# the CPU ticks the standby's processes have used, 0 when none runs
-	local pm p f
-	if [ "$standby_state" != on ] || ! pm=$(head -n 1 "$standby/pg/postmaster.pid" 2>/dev/null); then
+	local pm
+	if [ "$standby_state" = on ] && pm=$(head -n 1 "$standby/pg/postmaster.pid" 2>/dev/null); then
+		# shellcheck disable=SC2046
+		proc_jiffies "$pm" $(pgrep -P "$pm")
+	else
 		echo 0
-		return
 	fi
-	for p in $pm $(pgrep -P "$pm"); do
-		f=$(cat "/proc/$p/stat" 2>/dev/null) || continue
-		f=${f##*) }
-		awk '{ print $12 + $13 }' <<<"$f"
-	done | awk '{ s += $1 } END { print s + 0 }'
 }
 # until_sql TEXT SQL: waits (at most 120 s) until SQL prints t
 until_sql() {
@@ -1142,8 +1143,10 @@ fi
 # incremental backup, then a restore to that time started until it takes writes (the archived
 # WAL replayed up to the time). The restored cluster must hold CITY without that write.
 backup_full="" backup_incr="" restore_files="" restore_start="" restore_check="" db_size=""
-# secs_na SECONDS: "N s" for the report, or why there is no number
-secs_na() { if [ -n "$1" ]; then echo "$1 s"; else echo "$na"; fi; }
+# secs_na SECONDS: "N s" for the report, or that the step failed
+secs_na() {
+	if [ -n "$1" ]; then echo "$1 s"; else echo "n/a (failed, see bench/work/backup-*.log and restore*.log)"; fi
+}
 if [ "${BENCH_BACKUP:-1}" = 1 ]; then
 	log "backup and restore of CITY with pgBackRest"
 	restored=$work/restored
@@ -1302,6 +1305,17 @@ table=$work/table.md
 	done
 } >"$table"
 
+# twin_measured MODE CASE TWIN WHAT: whether CASE and its twin (checks on, stripe, a
+# synchronous standby) were both measured in MODE; when not, and the twin was asked for, the
+# row that says so
+twin_measured() {
+	[ -n "$(col "$1" "$2" 4)" ] && [ -n "$(col "$1" "$3" 4)" ] && return 0
+	[[ " $cases " != *" $3 "* ]] || echo "| $2: $4 ($1) | n/a (not measured) | - | - |"
+	return 1
+}
+# signed VALUE DIGITS: a difference in ms, with its sign
+signed() { awk -v v="$1" -v d="$2" 'BEGIN { printf "%+.*f ms", d, v }'; }
+
 other=$work/other.md
 {
 	echo "| measurement | value | target | met? |"
@@ -1369,11 +1383,7 @@ other=$work/other.md
 		served "$mode" create || continue
 		for c in create join; do
 			on=${c}_checks
-			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$on" 4)" ]; then
-				[[ " $cases " == *" $on "* ]] && echo "| $c: req/s checks on / off" \
-					"($mode) | n/a (not measured) | - | - |"
-				continue
-			fi
+			twin_measured "$mode" "$c" "$on" "req/s checks on / off" || continue
 			r=$(pair_med "$mode" "$on" "$c" 4 /)
 			echo "| $c: req/s checks on / off ($mode) | $(fmt "$r" 3)x | - | - |"
 			pon=$(col "$mode" "$on" 5 | median)
@@ -1385,8 +1395,7 @@ other=$work/other.md
 			fi
 			d=$(pair_med "$mode" "$on" "$c" 5 -)
 			echo "| $c: p50 checks on - off ($mode; $(ms_unit "$pon") on," \
-				"$(ms_unit "$poff") off) |" \
-				"$(awk -v v="$d" 'BEGIN { printf "%+.2f ms", v }') | - | - |"
+				"$(ms_unit "$poff") off) | $(signed "$d" 2) | - | - |"
 		done
 	done
 	# what taking each share through the payment provider costs each path: with the stand-in of
@@ -1397,18 +1406,14 @@ other=$work/other.md
 		served "$mode" create || continue
 		for c in create join; do
 			st=${c}_stripe
-			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$st" 4)" ]; then
-				[[ " $cases " == *" $st "* ]] && echo "| $c: PAYMENT_PROVIDER=stripe / none" \
-					"($mode) | n/a (not measured) | - | - |"
-				continue
-			fi
+			twin_measured "$mode" "$c" "$st" "PAYMENT_PROVIDER=stripe / none" || continue
 			echo "| $c: req/s stripe / none ($mode) | $(fmt "$(pair_med "$mode" "$st" "$c" 4 /)" 3)x | - | - |"
 			echo "| $c: p99 stripe / none ($mode; $(ms_unit "$(col "$mode" "$st" 6 | median)")" \
 				"with, $(ms_unit "$(col "$mode" "$c" 6 | median)") without) |" \
 				"$(fmt "$(pair_med "$mode" "$st" "$c" 6 /)" 2)x | - | - |"
 			d=$(pair_med "$mode" "$st" "$c" 9 -)
 			[ -n "$d" ] && echo "| $c: the service's CPU per request, stripe - none ($mode) |" \
-				"$(awk -v v="$d" 'BEGIN { printf "%+.3f ms", v }') | - | - |"
+				"$(signed "$d" 3) | - | - |"
 			v=$(col "$mode" "$st" 10 | awk '$1 != "-"' | median)
 			[ -n "$v" ] && echo "| $c: the provider stand-in's own CPU per request ($mode) |" \
 				"$(fmt "$v" 3) ms | - | - |"
@@ -1423,22 +1428,18 @@ other=$work/other.md
 		served "$mode" create || continue
 		for c in create join; do
 			sy=${c}_sync
-			if [ -z "$(col "$mode" "$c" 4)" ] || [ -z "$(col "$mode" "$sy" 4)" ]; then
-				[[ " $cases " == *" $sy "* ]] && echo "| $c: a synchronous standby against a" \
-					"single node ($mode) | n/a (not measured) | - | - |"
-				continue
-			fi
+			twin_measured "$mode" "$c" "$sy" "a synchronous standby against a single node" || continue
 			echo "| $c: req/s synchronous standby / single node ($mode) |" \
 				"$(fmt "$(pair_med "$mode" "$sy" "$c" 4 /)" 3)x | - | - |"
 			for k in 5:p50 6:p99; do
 				echo "| $c: ${k#*:} synchronous standby - single node ($mode;" \
 					"$(ms_unit "$(col "$mode" "$sy" "${k%%:*}" | median)") with," \
 					"$(ms_unit "$(col "$mode" "$c" "${k%%:*}" | median)") without) |" \
-					"$(awk -v v="$(pair_med "$mode" "$sy" "$c" "${k%%:*}" -)" 'BEGIN { printf "%+.2f ms", v }') | - | - |"
+					"$(signed "$(pair_med "$mode" "$sy" "$c" "${k%%:*}" -)" 2) | - | - |"
 			done
 			d=$(pair_med "$mode" "$sy" "$c" 9 -)
 			[ -n "$d" ] && echo "| $c: the primary's CPU per request, synchronous standby -" \
-				"single node ($mode) | $(awk -v v="$d" 'BEGIN { printf "%+.3f ms", v }') | - | - |"
+				"single node ($mode) | $(signed "$d" 3) | - | - |"
 			v=$(col "$mode" "$sy" 12 | awk '$1 != "-"' | median)
 			[ -n "$v" ] && echo "| $c: the standby's own CPU per request ($mode) |" \
 				"$(fmt "$v" 3) ms | - | - |"

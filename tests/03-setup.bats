@@ -108,10 +108,9 @@ runner_cmd() {
 		RUNNER_CMD=(env -i HOME=/root USER=root LOGNAME=root SHELL=/bin/sh PATH=$DEBIAN_ROOT_PATH)
 		case $AS_ROOT_CMD in '' | none) ;; *) RUNNER_CMD=($AS_ROOT_CMD "${RUNNER_CMD[@]}") ;; esac
 	else
-		RUNNER_CMD=(env -i HOME="$SETUP_DIR/home" USER="$UNPRIV" LOGNAME="$UNPRIV" SHELL=/bin/sh
-			PATH=$DEBIAN_USER_PATH)
-		[ "$(id -u)" -ne 0 ] ||
-			RUNNER_CMD=(setpriv --reuid="$UNPRIV" --regid="$UNPRIV" --init-groups -- "${RUNNER_CMD[@]}")
+		local LOGIN_CMD
+		login_cmd "$UNPRIV" "$SETUP_DIR/home"
+		RUNNER_CMD=("${LOGIN_CMD[@]}")
 	fi
 }
 

@@ -54,11 +54,7 @@ readme_block() {
 
 # as_account CMD...: CMD as the account, with a login's environment (HOME, Debian's PATH).
 as_account() {
-	local cmd=(env -i HOME="$ACCOUNT_HOME" USER="$ACCOUNT" LOGNAME="$ACCOUNT" SHELL=/bin/sh
-		PATH="$DEBIAN_USER_PATH")
-	[ "$(id -u)" -ne 0 ] ||
-		cmd=(setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --init-groups -- "${cmd[@]}")
-	"${cmd[@]}" "$@"
+	as_login "$ACCOUNT" "$ACCOUNT_HOME" "$@"
 }
 
 # run_readme_blocks: the settings block with every variable it names given this suite's value,

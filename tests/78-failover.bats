@@ -69,11 +69,7 @@ pair_user() {
 }
 # as_pair_user CMD...: CMD as that user, with a fresh login's environment (Debian's PATH)
 as_pair_user() {
-	local run=(env -i HOME="$HA/home" USER="$(pair_user)" LOGNAME="$(pair_user)" SHELL=/bin/sh
-		PATH="$DEBIAN_USER_PATH")
-	[ "$(id -u)" -ne 0 ] ||
-		run=(setpriv --reuid="$(pair_user)" --regid="$(pair_user)" --init-groups -- "${run[@]}")
-	"${run[@]}" "$@"
+	as_login "$(pair_user)" "$HA/home" "$@"
 }
 
 # write C KIND KEY METHOD PATH TOKEN [BODY]: one write of client C, retried with the same key

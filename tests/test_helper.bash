@@ -391,6 +391,22 @@ throwaway_user() {
 	echo "$name"
 }
 
+# login_cmd USER HOME: LOGIN_CMD, the prefix that runs a command as USER (directly when USER is
+# the caller) with a fresh login's environment: HOME, Debian's PATH for a user, no locale.
+login_cmd() {
+	LOGIN_CMD=(env -i HOME="$2" USER="$1" LOGNAME="$1" SHELL=/bin/sh PATH="$DEBIAN_USER_PATH")
+	[ "$(id -u)" -ne 0 ] ||
+		LOGIN_CMD=(setpriv --reuid="$1" --regid="$1" --init-groups -- "${LOGIN_CMD[@]}")
+}
+
+# as_login USER HOME CMD...: CMD as USER, with a fresh login's environment (login_cmd)
+as_login() {
+	local LOGIN_CMD
+	login_cmd "$1" "$2"
+	shift 2
+	"${LOGIN_CMD[@]}" "$@"
+}
+
 # throwaway_user_remove DIR: removes the account throwaway_user made for DIR, if it made one.
 throwaway_user_remove() {
 	[ -f "$1/made-user" ] || return 0
