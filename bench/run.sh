@@ -15,7 +15,10 @@
 # BENCH_MODES (default "cgi cgi-pgbouncer fastcgi pool express"; express is the reference service
 # of bench/express/, on Node.js), BENCH_CASES (default: all, see CASES below),
 # BENCH_CITY_VENUES (default 10000; players and requests scale with it), BENCH_SHARED_BUFFERS
-# (PostgreSQL's shared_buffers, default 1GB).
+# (PostgreSQL's shared_buffers, default 1GB), BENCH_BACKUP (0: no backup and restore step),
+# BENCH_X10 (0: no step at ten times CITY's data), BENCH_X10_DIR (where that data set is kept
+# between runs, outside the repository; default ~/.cache/courts-bench/city-VENUES),
+# BENCH_X10_SHARED_BUFFERS (its cluster's shared_buffers, default 6GB).
 set -euo pipefail
 # the benchmark always runs on its own database and keys
 unset EXTERNAL_DATABASE_URL JWT_PUBLIC_KEY_FILE
@@ -29,10 +32,12 @@ build=${BUILD:-build}
 [[ $build == /* ]] || build=$root/$build
 build=$(cd "$build" && pwd)
 bench=$root/bench
-work=$bench/work
-state=$work/state
+# BENCH_WORK, BENCH_STATE, BENCH_RESULTS and BENCH_KEEP are set by the ten-times step for the
+# run.sh it starts (see "ten times the data" below), not by hand
+work=${BENCH_WORK:-$bench/work}
+state=${BENCH_STATE:-$work/state}
 tstate=$work/trivial
-results=$bench/results.md
+results=${BENCH_RESULTS:-$bench/results.md}
 
 secs=${BENCH_SECONDS:-5}
 warmup=${BENCH_WARMUP:-2}
@@ -319,7 +324,24 @@ fi
 mkdir -p "$work"
 chmod 755 "$work"
 stop_all	# leftovers of an interrupted earlier run, by their pid files
-rm -rf "$state" "$tstate" "$standby" "$work/wrk" "$work"/probe-*.json
+# BENCH_KEEP=1: the cluster of STATE and its data sets are kept between runs (the ten-times
+# step, whose load takes a quarter of an hour) and loaded again only when what they were made
+# from differs: the sizes, the day (the data set's requests are on the 14 days after the day
+# of its load, the bench's inputs on days counted from today), the migrations or the
+# generator. The stamp is written once a run has ended and undone its
+# writes, and removed while one runs: an interrupted run leaves none, and the next loads again.
+data_stamp="venues=$city_venues small=$small_venues day=$(TZ=Europe/Madrid date +%F)
+$(cd "$root" && find sql bench/data.sql scripts/migrate.sh -type f | LC_ALL=C sort |
+	while IFS= read -r f; do sha256sum "$f"; done | sha256sum)"
+kept_data=""
+if [ "${BENCH_KEEP:-0}" = 1 ] && [ -f "$state/bench-data" ] &&
+	[ "$(cat "$state/bench-data")" = "$data_stamp" ] && [ -f "$state/bench-loads" ]; then
+	kept_data=$(cat "$state/bench-loads")
+	rm -f "$state/bench-data"
+else
+	rm -rf "$state"
+fi
+rm -rf "$tstate" "$standby" "$work/wrk" "$work"/probe-*.json
 mkdir -p "$work/wrk" "$tstate/run" "$tstate/logs" "$tstate/htdocs" "$tstate/cgi"
 chmod 755 "$tstate" "$tstate/cgi" "$tstate/htdocs"
 trap cleanup EXIT
@@ -365,9 +387,6 @@ asql() { psql "$pg_admin dbname=${DB:-courts}" -X -q -tA -v ON_ERROR_STOP=1 "$@"
 # while they are flushed
 tidy() { asql -c "VACUUM $1" -c "CHECKPOINT"; }
 
-# SMALL lives in its own database, a copy of the freshly migrated one
-DB=postgres asql -c "CREATE DATABASE courts_small TEMPLATE courts OWNER courts"
-
 load() {	# db venues players requests -> prints seconds
 	local db=$1 t0
 	t0=$(now_ms)
@@ -375,12 +394,20 @@ load() {	# db venues players requests -> prints seconds
 		-f "$bench/data.sql" >"$work/load-$db.log" 2>&1 || { cat "$work/load-$db.log" >&2; return 1; }
 	fmt "$(( $(now_ms) - t0 ))e-3" 1
 }
-log "loading CITY ($city_venues venues, $city_courts courts, $city_players players, $city_requests requests)"
-load_city=$(load courts "$city_venues" "$city_players" "$city_requests")
-log "CITY loaded in ${load_city} s"
-load_small=$(load courts_small "$small_venues" "$small_players" "$small_requests")
-log "SMALL loaded in ${load_small} s"
-asql -c "CHECKPOINT" >/dev/null
+if [ -n "$kept_data" ]; then
+	read -r load_city load_small <<<"$kept_data"
+	log "CITY and SMALL kept from an earlier run today under $state (CITY loaded in ${load_city} s)"
+else
+	# SMALL lives in its own database, a copy of the freshly migrated one
+	DB=postgres asql -c "CREATE DATABASE courts_small TEMPLATE courts OWNER courts"
+	log "loading CITY ($city_venues venues, $city_courts courts, $city_players players, $city_requests requests)"
+	load_city=$(load courts "$city_venues" "$city_players" "$city_requests")
+	log "CITY loaded in ${load_city} s"
+	load_small=$(load courts_small "$small_venues" "$small_players" "$small_requests")
+	log "SMALL loaded in ${load_small} s"
+	asql -c "CHECKPOINT" >/dev/null
+	echo "$load_city $load_small" >"$state/bench-loads"
+fi
 
 # ---- the floor: a trivial CGI behind its own Apache (same MPM, cgid and settings) ----------
 cc -O2 -o "$tstate/cgi/trivial.cgi" "$bench/trivial.c"
@@ -1063,7 +1090,7 @@ fi
 # holds COUNT FIRST_DAY TAG: COUNT PENDING_PAYMENT holds on CITY courts that expired 1..11
 # minutes ago, one per court and day from FIRST_DAY days ahead on, ids named after TAG
 holds() {
-	asql -v holds="$1" -v day0="$2" -v tag="$3" -v courts="$city_courts" -v players="$city_players" <<-'SQL'
+	DB=$sweep_db asql -v holds="$1" -v day0="$2" -v tag="$3" -v courts="$city_courts" -v players="$city_players" <<-'SQL'
 	BEGIN;
 	-- without triggers, as bench/data.sql loads: each hold's trigger would take its court day's
 	-- advisory lock, and 100,000 of them in one transaction exceed the lock table (the
@@ -1111,12 +1138,25 @@ holds() {
 sweep_run() {	# -> "seconds|summary line", or nothing when it failed
 	local t0 t1
 	t0=$(now_ms)
-	if DATABASE_URL=$city_db timeout 300 "$build/cron/sweep" >"$work/sweep-$1.log" 2>&1; then
+	if DATABASE_URL=${city_db/dbname=courts /dbname=$sweep_db } timeout 300 "$build/cron/sweep" \
+		>"$work/sweep-$1.log" 2>&1; then
 		t1=$(now_ms)
 		echo "$(fmt "$((t1 - t0))e-3" 2)|$(tail -n 1 "$work/sweep-$1.log")"
 	fi
 }
 sweep_0="" sweep_50="" sweep_100="" sweep_left=""
+# The holds and what the sweeper makes of them stay in CITY, which is loaded again next run;
+# a kept data set (BENCH_KEEP) is swept in a copy, dropped afterwards, made while nothing of
+# the service is connected to it (a template has no other session)
+sweep_db=courts
+if [ -x "$build/cron/sweep" ] && [ "${BENCH_KEEP:-0}" = 1 ]; then
+	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
+		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
+	done
+	sweep_db=courts_sweep
+	DB=postgres asql -c "DROP DATABASE IF EXISTS courts_sweep" \
+		-c "CREATE DATABASE courts_sweep TEMPLATE courts OWNER courts STRATEGY FILE_COPY" >/dev/null
+fi
 if [ -x "$build/cron/sweep" ]; then
 	log "sweeper: fixed cost, then 50,000 and 100,000 expired holds"
 	sweep_0=$(sweep_run 0)
@@ -1134,7 +1174,9 @@ if [ -x "$build/cron/sweep" ]; then
 	else
 		log "inserting 100,000 holds failed (see $work/holds-100k.log)"
 	fi
-	sweep_left=$(asql -c "SELECT count(*) FROM match_requests WHERE status = 'PENDING_PAYMENT' AND expires_at <= now()")
+	sweep_left=$(DB=$sweep_db asql -c "SELECT count(*) FROM match_requests
+		WHERE status = 'PENDING_PAYMENT' AND expires_at <= now()")
+	[ "$sweep_db" = courts ] || DB=postgres asql -c "DROP DATABASE courts_sweep" >/dev/null
 fi
 
 # ---- backup and restore of CITY (pgBackRest, scripts/backup.sh) ------------------------------
@@ -1198,6 +1240,54 @@ if [ "${BENCH_BACKUP:-1}" = 1 ]; then
 		log "the cluster did not start with WAL archiving (see $work/backup-db.log)"
 		# the report still reads it
 		"$root/scripts/stack.sh" db "$state" >>"$work/backup-db.log" 2>&1
+	fi
+fi
+
+# ---- ten times the data ------------------------------------------------------------------------
+# Whether a request's cost grows with the data: the read and write cases of pool mode again,
+# on CITY at ten times its venues (players and requests with them), by a run.sh of their own
+# on a cluster of their own, after everything above, on the same cores; the report puts each
+# case's CPU per request beside this run's. That data set takes a quarter of an hour to load,
+# so it is kept outside the repository (BENCH_X10_DIR) and loaded again only when it no longer
+# fits this run (another day, other migrations or generator: the stamp above); its buffer pool
+# is sized for it as this run's is for CITY (BENCH_X10_SHARED_BUFFERS).
+X10_CASES="trivial health slots slots_many owner day_sheet report_year search_city search_many open_city create create_kept join"
+x10_status="" x10_cases="" x10_venues=$((city_venues * 10))
+x10_dir=${BENCH_X10_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/courts-bench/city-$x10_venues}
+x10_work=$work/x10
+if [ "${BENCH_X10:-1}" != 1 ]; then
+	x10_status="n/a (BENCH_X10=0)"
+elif [[ " $modes " != *" pool "* ]]; then
+	x10_status="n/a (measured in mode pool, which this run did not measure)"
+else
+	for c in $X10_CASES; do
+		[[ " $cases " == *" $c "* ]] && x10_cases+="${x10_cases:+ }$c"
+	done
+	[[ " $x10_cases " == *" trivial "* ]] || x10_cases="trivial${x10_cases:+ }$x10_cases"
+	mkdir -p "$x10_dir"
+	# the data set on disk (6.3 GB at 100,000 venues), the WAL of its load, and the sweeps' copy
+	need_kb=$((x10_venues * 150))
+	free_kb=$(df -Pk "$x10_dir" | awk 'NR == 2 { print $4 }')
+	[ -f "$x10_dir/state/bench-loads" ] && free_kb=$((free_kb + $(du -sk "$x10_dir/state" | cut -f1)))
+	if [ "$free_kb" -lt "$need_kb" ]; then
+		x10_status="n/a ($((need_kb / 1048576)) GB needed under $x10_dir, $((free_kb / 1048576)) GB free)"
+	fi
+fi
+if [ -z "$x10_status" ]; then
+	log "ten times the data: pool mode on CITY at $x10_venues venues, kept under $x10_dir" \
+		"(log: $x10_work.log)"
+	express_stop
+	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
+		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
+	done
+	rm -rf "$x10_work"
+	if BUILD=$build BENCH_WORK=$x10_work BENCH_STATE=$x10_dir/state BENCH_RESULTS=$x10_work/results.md \
+		BENCH_KEEP=1 BENCH_X10=0 BENCH_BACKUP=0 BENCH_CITY_VENUES=$x10_venues BENCH_MODES=pool \
+		BENCH_CASES="$x10_cases" BENCH_SHARED_BUFFERS=${BENCH_X10_SHARED_BUFFERS:-6GB} \
+		"$bench/run.sh" >"$x10_work.log" 2>&1; then
+		x10_status=ok
+	else
+		x10_status="n/a (its run failed, see bench/work/x10.log)"
 	fi
 fi
 
@@ -1547,6 +1637,56 @@ plan_summary() {
 		echo "=> venues_earth_idx is NOT used by the captured plan"
 }
 
+# x10_report: the section on ten times the data: each case's CPU per request in pool mode at
+# CITY's size (this run) and at ten times (the run of x10_work), the sweeps and the load
+x10_report() {
+	echo "## Ten times the data (pool)"
+	echo
+	if [ "$x10_status" != ok ]; then
+		echo "$x10_status"
+		echo
+		return
+	fi
+	local sum=$x10_work/summary.txt c a b r p q
+	x10_get() { awk -v k="$1" '$1 == k { sub(/^[^ ]+ ?/, ""); print; exit }' "$sum"; }
+	echo "The same cases in pool mode on CITY at ten times its size ($(x10_get sizes); kept" \
+		"under BENCH_X10_DIR, loaded in $(x10_get load_city) s; shared_buffers" \
+		"${BENCH_X10_SHARED_BUFFERS:-6GB} against ${BENCH_SHARED_BUFFERS:-1GB}), run after" \
+		"everything above by bench/run.sh on a cluster of their own, the same rounds and wrk" \
+		"settings. CPU per request as in the first table; one client's p50 as in the other" \
+		"measurements. Why a case grows: bench/README.md, \"Ten times the data\"."
+	echo
+	echo "| case | CPU ms/req 1x | 10x | 10x / 1x | one client p50 1x | 10x | target | met? |"
+	echo "|---|---:|---:|---:|---:|---:|---|---|"
+	for c in $x10_cases; do
+		[ "$c" = trivial ] && continue
+		a=$(cpu_med pool "$c")
+		b=$(runs=$x10_work/runs.tsv; cpu_med pool "$c")
+		p=${one[pool.$c]:-} q=$(x10_get "one.pool.$c")
+		if [ -z "$a" ] || [ -z "$b" ]; then
+			echo "| ${label[$c]} | ${a:-n/a} | ${b:-n/a} | | | | <= 1.5x | not measured |"
+			continue
+		fi
+		r=$(awk -v a="$a" -v b="$b" 'BEGIN { if (a > 0) print b / a; else print 0 }')
+		echo "| ${label[$c]} | $(fmt "$a" 3) | $(fmt "$b" 3) | $(fmt "$r" 2)x |" \
+			"$( [ -n "$p" ] && ms_unit "$p" || echo -) | $( [ -n "$q" ] && ms_unit "$q" || echo -) |" \
+			"<= 1.5x | $(verdict "$r" "<=" 1.5) |"
+	done
+	for k in 50 100; do
+		a=${sweep_50%%|*}
+		[ "$k" = 100 ] && a=${sweep_100%%|*}
+		b=$(x10_get "sweep_$k")
+		if [ -n "$a" ] && [ -n "$b" ]; then
+			echo "| sweep of ${k},000 expired holds (s) | $a | $b |" \
+				"$(fmt "$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')" 2)x | | | - | - |"
+		fi
+	done
+	b=$(x10_get load_city)
+	echo "| load of CITY (s) | $load_city | $b |" \
+		"$(fmt "$(awk -v a="$load_city" -v b="$b" 'BEGIN { if (a > 0) print b / a }')" 1)x | | | - | - |"
+	echo
+}
+
 machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), kernel $(uname -r)"
 {
 	echo "# Benchmark results"
@@ -1577,6 +1717,7 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 		cat "$vs"
 		echo
 	fi
+	x10_report
 	echo "## Other measurements"
 	echo
 	cat "$other"
@@ -1587,5 +1728,14 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 	plan_summary
 	echo '```'
 } >"$results"
+# what the run that started this one reads of it (the ten-times step), one "key value" a line
+{
+	echo "sizes $sizes"
+	echo "load_city $load_city"
+	for k in 0 50 100; do v=sweep_$k; v=${!v}; echo "sweep_$k ${v%%|*}"; done
+	for k in "${!one[@]}"; do echo "one.$k ${one[$k]}"; done
+} >"$work/summary.txt"
+# the run has ended and undone its writes: a kept data set may serve the next
+[ "${BENCH_KEEP:-0}" != 1 ] || echo "$data_stamp" >"$state/bench-data"
 echo
 cat "$results"
