@@ -17,7 +17,7 @@
 # BENCH_CITY_VENUES (default 10000; players and requests scale with it), BENCH_SHARED_BUFFERS
 # (PostgreSQL's shared_buffers, default 1GB), BENCH_BACKUP (0: no backup and restore step),
 # BENCH_X10 (0: no step at ten times CITY's data), BENCH_X10_DIR (where that data set is kept
-# between runs, outside the repository; default ~/.cache/courts-bench/city-VENUES),
+# between runs, outside the repository; default /var/tmp/courts-bench-USER/city-VENUES),
 # BENCH_X10_SHARED_BUFFERS (its cluster's shared_buffers, default 6GB).
 set -euo pipefail
 # the benchmark always runs on its own database and keys
@@ -1253,8 +1253,12 @@ fi
 # is sized for it as this run's is for CITY (BENCH_X10_SHARED_BUFFERS).
 X10_CASES="trivial health slots slots_many owner day_sheet report_year search_city search_many open_city create create_kept join"
 x10_status="" x10_cases="" x10_venues=$((city_venues * 10))
-x10_dir=${BENCH_X10_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/courts-bench/city-$x10_venues}
+# The servers' users (postgres, www-data) must enter it, which a home directory such as
+# root's (mode 700) forbids: by default it lives in /var/tmp, kept across reboots, in a
+# directory of the caller's own
+x10_dir=${BENCH_X10_DIR:-/var/tmp/courts-bench-$(id -un)/city-$x10_venues}
 x10_work=$work/x10
+x10_top=${x10_dir%/*}
 if [ "${BENCH_X10:-1}" != 1 ]; then
 	x10_status="n/a (BENCH_X10=0)"
 elif [[ " $modes " != *" pool "* ]]; then
@@ -1264,7 +1268,18 @@ else
 		[[ " $cases " == *" $c "* ]] && x10_cases+="${x10_cases:+ }$c"
 	done
 	[[ " $x10_cases " == *" trivial "* ]] || x10_cases="trivial${x10_cases:+ }$x10_cases"
+fi
+# a directory in /var/tmp that someone else made (or a link) is not the caller's to load
+if [ -z "$x10_status" ] && [ -z "${BENCH_X10_DIR:-}" ]; then
+	mkdir -p "$x10_top" 2>/dev/null && chmod 755 "$x10_top" 2>/dev/null
+fi
+if [ -z "$x10_status" ] && [ -z "${BENCH_X10_DIR:-}" ] &&
+	{ [ -L "$x10_top" ] || [ ! -d "$x10_top" ] || [ "$(stat -c %u "$x10_top")" != "$(id -u)" ]; }; then
+	x10_status="n/a ($x10_top is not a directory of $(id -un)'s: set BENCH_X10_DIR)"
+fi
+if [ -z "$x10_status" ]; then
 	mkdir -p "$x10_dir"
+	chmod 755 "$x10_dir"
 	# the data set on disk (6.3 GB at 100,000 venues), the WAL of its load, and the sweeps' copy
 	need_kb=$((x10_venues * 150))
 	free_kb=$(df -Pk "$x10_dir" | awk 'NR == 2 { print $4 }')
