@@ -1154,7 +1154,7 @@ if [ -x "$build/cron/sweep" ] && [ "${BENCH_KEEP:-0}" = 1 ]; then
 		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
 	done
 	sweep_db=courts_sweep
-	DB=postgres asql -c "DROP DATABASE IF EXISTS courts_sweep" \
+	DB=postgres asql -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS courts_sweep" \
 		-c "CREATE DATABASE courts_sweep TEMPLATE courts OWNER courts STRATEGY FILE_COPY" >/dev/null
 fi
 if [ -x "$build/cron/sweep" ]; then
@@ -1271,7 +1271,7 @@ else
 fi
 # a directory in /var/tmp that someone else made (or a link) is not the caller's to load
 if [ -z "$x10_status" ] && [ -z "${BENCH_X10_DIR:-}" ]; then
-	mkdir -p "$x10_top" 2>/dev/null && chmod 755 "$x10_top" 2>/dev/null
+	{ mkdir -p "$x10_top" && chmod 755 "$x10_top"; } 2>/dev/null || true
 fi
 if [ -z "$x10_status" ] && [ -z "${BENCH_X10_DIR:-}" ] &&
 	{ [ -L "$x10_top" ] || [ ! -d "$x10_top" ] || [ "$(stat -c %u "$x10_top")" != "$(id -u)" ]; }; then

@@ -512,6 +512,14 @@ BEGIN
     RETURN (
     WITH days AS (
         SELECT g::date AS day FROM generate_series(p_from, p_to, interval '1 day') g),
+    -- the venue's weekly hours, a few rows read through its courts. Joined to every date of
+    -- the report straight from resource_schedules, a year's dates made the planner hash the
+    -- whole table (280,000 rows at the benchmark's 10,000 venues: 0.1 s a report), whose size
+    -- grows with every venue but this one
+    week AS MATERIALIZED (
+        SELECT s.resource_id, s.day_of_week, s.opening_time, s.closing_time
+          FROM resources r JOIN resource_schedules s ON s.resource_id = r.id
+         WHERE r.venue_id = p_venue AND s.opening_time IS NOT NULL),
     court_days AS (
         SELECT d.day, r.id,
                COALESCE(tsmultirange(tsrange(d.day + s.opening_time, d.day + s.closing_time)),
@@ -519,9 +527,8 @@ BEGIN
                COALESCE(extract(epoch FROM s.closing_time - s.opening_time), 0) AS open_secs
           FROM days d
          CROSS JOIN resources r
-          LEFT JOIN resource_schedules s ON s.resource_id = r.id
-                                        AND s.day_of_week = extract(isodow FROM d.day)::smallint
-                                        AND s.opening_time IS NOT NULL
+          LEFT JOIN week s ON s.resource_id = r.id
+                          AND s.day_of_week = extract(isodow FROM d.day)::smallint
          WHERE r.venue_id = p_venue),
     -- the venue's matches and blocks of the dates, each court's through its no-overlap index
     matches AS MATERIALIZED (
