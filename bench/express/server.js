@@ -140,13 +140,20 @@ app.get('/api/owner/venues', route(async (req, res) => {
 	const id = await caller(req, res, 'OWNER');
 	if (!id) return;
 	// the first page, of the programs' default size (100), and one more to know of a next
-	const r = await pool.query({ name: 'owner', values: [id, 101, null], text:
-		"SELECT d.doc, json_build_array((s.v).created_at, (s.v).id) AS key " +
-		"  FROM (SELECT v FROM venues v " +
-		"         WHERE v.owner_id = $1::uuid " +
-		"           AND ($3::json IS NULL OR (v.created_at, v.id) > " +
-		"                (($3::json->>0)::timestamptz, ($3::json->>1)::uuid)) " +
-		"         ORDER BY v.created_at, v.id LIMIT $2::int) s " +
+	// the venues the caller owns and those it staffs, each with the caller's role (myRole)
+	const r = await pool.query({ name: 'owner', values: [id, true, 101, null], text:
+		"SELECT json_member_add(d.doc, 'myRole', to_json(s.role)) AS doc, " +
+		"       json_build_array((s.v).created_at, (s.v).id) AS key " +
+		"  FROM (SELECT x.v, x.role FROM (" +
+		"            SELECT v, 'OWNER' AS role FROM venues v " +
+		"             WHERE $2::boolean AND v.owner_id = $1::uuid " +
+		"            UNION ALL " +
+		"            SELECT v, st.role FROM venue_staff st JOIN venues v ON v.id = st.venue_id " +
+		"             WHERE st.user_id = $1::uuid " +
+		"               AND NOT ($2::boolean AND v.owner_id = $1::uuid)) x " +
+		"         WHERE $4::json IS NULL OR ((x.v).created_at, (x.v).id) > " +
+		"               (($4::json->>0)::timestamptz, ($4::json->>1)::uuid) " +
+		"         ORDER BY (x.v).created_at, (x.v).id LIMIT $3::int) s " +
 		" CROSS JOIN LATERAL venue_doc(s.v) d " +
 		" ORDER BY (s.v).created_at, (s.v).id" });
 	if (r.rows.length > 100)
