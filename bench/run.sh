@@ -290,13 +290,20 @@ sync_for() {
 	if [ "$want" = on ]; then standby_start; else standby_stop; fi
 }
 
-stop_all() {
+# service_stop: the reference service and the four service Apaches, not the cluster (for a
+# mode's start, and for the steps that need the database alone)
+service_stop() {
 	express_stop
+	local d
+	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
+		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
+	done
+}
+
+stop_all() {
+	service_stop
 	stand_in_stop
 	"$root/scripts/stack.sh" replica-stop "$standby" >/dev/null 2>&1 || true
-	"$root/scripts/stack.sh" stop-apache "$state/stripe" >/dev/null 2>&1 || true
-	"$root/scripts/stack.sh" stop-apache "$state/small" >/dev/null 2>&1 || true
-	"$root/scripts/stack.sh" stop-apache "$state/checks" >/dev/null 2>&1 || true
 	pid_stop "$tstate/run/httpd.pid"
 	"$root/scripts/stack.sh" stop "$state" >/dev/null 2>&1 || true
 }
@@ -831,11 +838,7 @@ one_client() {
 # is the reference service in their place.
 apache_mode() {
 	local mode=$1 stack=$root/scripts/stack.sh pgb=()
-	express_stop
-	"$stack" stop-apache "$state"
-	"$stack" stop-apache "$state/small"
-	"$stack" stop-apache "$state/checks"
-	"$stack" stop-apache "$state/stripe"
+	service_stop
 	if [ "$mode" = express ]; then
 		express_start
 		return
@@ -1138,8 +1141,8 @@ holds() {
 sweep_run() {	# -> "seconds|summary line", or nothing when it failed
 	local t0 t1
 	t0=$(now_ms)
-	if DATABASE_URL=${city_db/dbname=courts /dbname=$sweep_db } timeout 300 "$build/cron/sweep" \
-		>"$work/sweep-$1.log" 2>&1; then
+	if DATABASE_URL="$(conninfo_host "$state") port=5432 dbname=$sweep_db user=courts" \
+		timeout 300 "$build/cron/sweep" >"$work/sweep-$1.log" 2>&1; then
 		t1=$(now_ms)
 		echo "$(fmt "$((t1 - t0))e-3" 2)|$(tail -n 1 "$work/sweep-$1.log")"
 	fi
@@ -1150,9 +1153,7 @@ sweep_0="" sweep_50="" sweep_100="" sweep_left=""
 # the service is connected to it (a template has no other session)
 sweep_db=courts
 if [ -x "$build/cron/sweep" ] && [ "${BENCH_KEEP:-0}" = 1 ]; then
-	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
-		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
-	done
+	service_stop
 	sweep_db=courts_sweep
 	DB=postgres asql -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS courts_sweep" \
 		-c "CREATE DATABASE courts_sweep TEMPLATE courts OWNER courts STRATEGY FILE_COPY" >/dev/null
@@ -1194,10 +1195,7 @@ if [ "${BENCH_BACKUP:-1}" = 1 ]; then
 	restored=$work/restored
 	rm -rf "$restored"
 	# nothing of the service runs on it any more
-	express_stop
-	for d in "$state/small" "$state/checks" "$state/stripe"; do
-		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
-	done
+	service_stop
 	"$root/scripts/stack.sh" stop "$state" >/dev/null 2>&1 || true
 	if PG_ARCHIVE=1 PG_SHARED_BUFFERS=${BENCH_SHARED_BUFFERS:-1GB} \
 		"$root/scripts/stack.sh" db "$state" >"$work/backup-db.log" 2>&1; then
@@ -1272,10 +1270,9 @@ fi
 # a directory in /var/tmp that someone else made (or a link) is not the caller's to load
 if [ -z "$x10_status" ] && [ -z "${BENCH_X10_DIR:-}" ]; then
 	{ mkdir -p "$x10_top" && chmod 755 "$x10_top"; } 2>/dev/null || true
-fi
-if [ -z "$x10_status" ] && [ -z "${BENCH_X10_DIR:-}" ] &&
-	{ [ -L "$x10_top" ] || [ ! -d "$x10_top" ] || [ "$(stat -c %u "$x10_top")" != "$(id -u)" ]; }; then
-	x10_status="n/a ($x10_top is not a directory of $(id -un)'s: set BENCH_X10_DIR)"
+	if [ -L "$x10_top" ] || [ ! -d "$x10_top" ] || [ "$(stat -c %u "$x10_top")" != "$(id -u)" ]; then
+		x10_status="n/a ($x10_top is not a directory of $(id -un)'s: set BENCH_X10_DIR)"
+	fi
 fi
 if [ -z "$x10_status" ]; then
 	mkdir -p "$x10_dir"
@@ -1291,10 +1288,7 @@ fi
 if [ -z "$x10_status" ]; then
 	log "ten times the data: pool mode on CITY at $x10_venues venues, kept under $x10_dir" \
 		"(log: $x10_work.log)"
-	express_stop
-	for d in "$state" "$state/small" "$state/checks" "$state/stripe"; do
-		"$root/scripts/stack.sh" stop-apache "$d" >/dev/null 2>&1 || true
-	done
+	service_stop
 	rm -rf "$x10_work"
 	if BUILD=$build BENCH_WORK=$x10_work BENCH_STATE=$x10_dir/state BENCH_RESULTS=$x10_work/results.md \
 		BENCH_KEEP=1 BENCH_X10=0 BENCH_BACKUP=0 BENCH_CITY_VENUES=$x10_venues BENCH_MODES=pool \
@@ -1688,8 +1682,7 @@ x10_report() {
 			"<= 1.5x | $(verdict "$r" "<=" 1.5) |"
 	done
 	for k in 50 100; do
-		a=${sweep_50%%|*}
-		[ "$k" = 100 ] && a=${sweep_100%%|*}
+		a=sweep_$k a=${!a} a=${a%%|*}
 		b=$(x10_get "sweep_$k")
 		if [ -n "$a" ] && [ -n "$b" ]; then
 			echo "| sweep of ${k},000 expired holds (s) | $a | $b |" \
