@@ -240,6 +240,98 @@ feed_sql() {
 	done
 }
 
+@test "a busy day is read a start time at a time, nearest first: start, distance, id, and a page reads about what it shows" {
+	# (sql/areas/70_open_matches.sql) sixteen clubs north of the caller, 0.6 to 7.8 km, a court
+	# and a match at 10:00 each: three of another level (passed over), a friendly one, a
+	# private one (not listed); two clubs 0.3 m apart (one distance to the metre, two exact
+	# ones) and two at one place (their matches in id order); two matches at 11:30
+	day=$(local_date 4)
+	courts=()
+	for i in $(seq 1 14) 7.00006 3; do
+		venue=$(fixture_venue owner1 ACTIVE "$(awk -v i="$i" 'BEGIN { printf "%.7f", 40.42 + 0.005 * i }')" -3.70)
+		courts+=("$(fixture_court "$venue" 90)")
+	done
+	for i in "${!courts[@]}"; do
+		case $i in
+		1 | 4 | 8) terms="skill_level = 'ADVANCED'" ;;
+		3) terms="competitive = false, skill_level = 'BEGINNER'" ;;
+		10) terms="visibility = 'PRIVATE'" ;;
+		*) terms= ;;
+		esac
+		open_held "$(COURT=${courts[$i]} sql_matches "$ORG" PENDING_PAYMENT \
+			"SELECT date '$day' AS d, time '10:00' AS st, time '11:30' AS et")" "$terms" >/dev/null
+	done
+	for i in 0 5; do
+		open_held "$(COURT=${courts[$i]} sql_matches "$ORG" PENDING_PAYMENT \
+			"SELECT date '$day' AS d, time '11:30' AS st, time '13:00' AS et")" >/dev/null
+	done
+	want=$(sql "SELECT json_agg(id ORDER BY starts_at,
+	                     earth_point(venue_latitude, venue_longitude) <-> earth_point(40.42, -3.70), id)
+	              FROM match_requests
+	             WHERE booking_date = '$day' AND status = 'OPEN' AND visibility = 'PUBLIC'
+	               AND (NOT competitive OR skill_level = 'INTERMEDIATE')")
+	[ "$(jq length <<<"$want")" = 14 ]
+	# the two clubs 0.3 m apart: one distance shown, the nearer first whatever their ids
+	req GET "/api/match/open?lat=40.42&lng=-3.70&date=$day&limit=20" -t "$(token me)"
+	expect 200
+	[ "$(jqr -c '[.[].id]')" = "$(jq -c . <<<"$want")" ]
+	near=$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[6]}'")
+	far=$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[14]}'")
+	[ "$(jqr --arg a "$near" --arg b "$far" \
+		'[.[] | select(.id == $a or .id == $b)] | [.[].id == $a, .[0].distanceKm == .[1].distanceKm]')" \
+		= "$(jq -n '[true, false, true]')" ]
+	# the two at one place: in id order
+	[ "$(jqr --arg a "$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[2]}' ORDER BY id")" \
+		--arg b "$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[15]}'")" \
+		'[.[].id | select(. == $a or . == $b)] | . == sort')" = true ]
+	for limit in 1 2 20; do
+		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
+	done
+	# read by place and sorted, or a start time at a time (p_near_max 0): the same pages,
+	# every field and key of every item; the key's distance is the exact one
+	for limit in 1 3 20; do
+		near=$(feed_sql "$day" "$limit" 300)
+		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
+		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
+	done
+	[ "$(sql "SELECT earth_point(venue_latitude, venue_longitude) <-> earth_point(40.42, -3.70)
+	            = ('$near'::json -> 0 -> 1 ->> 1)::float8
+	            FROM match_requests WHERE id = ('$near'::json -> 0 -> 0 ->> 'id')::uuid")" = t ]
+	# a page of three at 10:00, when the day is read a start time at a time (p_near_max -1:
+	# without counting the near ones first), reads the nearest rows of that start time from
+	# its index (the three, the match of another level passed over among them, and the next
+	# one the ordered scan looks at), not its fifteen (the index's entries returned in this
+	# transaction, before and after)
+	[ "$(sql "CREATE FUNCTION pg_temp.page_reads() RETURNS text LANGUAGE plpgsql AS \$\$
+	          DECLARE
+	              before bigint := pg_stat_get_xact_tuples_returned(
+	                                   'match_requests_open_start_place_idx'::regclass);
+	              n bigint;
+	          BEGIN
+	              SELECT count(*) INTO n
+	                FROM match_open_feed('$ME', 40.42, -3.70, 10, '$day', NULL, NULL, NULL, 3,
+	                                     NULL, now(), -1);
+	              RETURN n || ' ' || pg_stat_get_xact_tuples_returned(
+	                                     'match_requests_open_start_place_idx'::regclass) - before;
+	          END \$\$;
+	          SELECT pg_temp.page_reads()")" = '3 5' ]
+	[ "$(sql "SELECT count(*) FROM match_requests WHERE booking_date = '$day' AND start_time = '10:00'
+	            AND status = 'OPEN' AND visibility = 'PUBLIC'")" = 15 ]
+	# the caller plays at 10:00: every match then is passed over (the two at one place
+	# among them), both ways, and the pages go on at 11:30
+	sql_join "$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[12]}'")" "$ME" TEAM_B
+	want=$(sql "SELECT json_agg(id ORDER BY earth_point(venue_latitude, venue_longitude)
+	                                        <-> earth_point(40.42, -3.70), id)
+	              FROM match_requests WHERE booking_date = '$day' AND start_time = '11:30'")
+	[ "$(jq length <<<"$want")" = 2 ]
+	for limit in 1 20; do
+		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
+		near=$(feed_sql "$day" "$limit" 300)
+		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
+		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
+	done
+}
+
 @test "a match is where its venue is: a venue that moves, or a court given to another, moves its matches in the feed" {
 	m=$(open_on "$COURT" '2 days')
 	day=$(sql "SELECT booking_date FROM match_requests WHERE id = '$m'")

@@ -158,65 +158,79 @@ CREATE OR REPLACE TRIGGER resources_match_place AFTER UPDATE OF venue_id ON reso
 
 -- The feed's candidates whatever the day and the kind: the OPEN, PUBLIC matches not started,
 -- after the page's key, that open_feed_keeps keeps within p_radius_km of p_centre, each with
--- its distance in km from the match's own place (rounded to the metre, as the feed shows
--- it). A query the planner inlines into each statement of match_open_feed that reads it, so
--- that statement's own conditions (a day, competitive or not, a level) pick the partial index.
+-- its distance from the match's own place twice: d, the chord in metres that the indexes of
+-- place order by (the page's order: start, then d, then id), and km, the great-circle
+-- kilometres the feed shows (rounded to the metre; km never decreases as d grows). A query
+-- the planner inlines into each statement of match_open_feed that reads it, so that
+-- statement's own conditions (a day, a start time, competitive or not, a level) pick the
+-- partial index.
 CREATE OR REPLACE FUNCTION open_feed_candidates(p_centre public.earth, p_radius_km numeric, p_level text,
                                                 p_from time, p_to time, p_format text, p_now timestamptz,
-                                                p_after_start timestamptz, p_after_km numeric,
+                                                p_after_start timestamptz, p_after_d double precision,
                                                 p_after_id uuid)
-    RETURNS TABLE (m match_requests, km numeric)
+    RETURNS TABLE (m match_requests, d double precision, km numeric)
     LANGUAGE sql STABLE
 AS $$
-    SELECT m, d.km
+    SELECT m, c.d, k.km
       FROM match_requests m
-     CROSS JOIN LATERAL (SELECT round((chord_metres(earth_point(m.venue_latitude,
-                                                                m.venue_longitude)
-                                                    <-> p_centre) / 1000)::numeric, 3)) d(km)
+     CROSS JOIN LATERAL (SELECT earth_point(m.venue_latitude, m.venue_longitude) <-> p_centre) c(d)
+     CROSS JOIN LATERAL (SELECT round((chord_metres(c.d) / 1000)::numeric, 3)) k(km)
      WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC' AND m.starts_at > p_now
        AND m.starts_at >= GREATEST(p_now, p_after_start)
        AND open_feed_keeps(m, p_level, p_from, p_to, p_format)
-       AND d.km <= p_radius_km
+       AND k.km <= p_radius_km
        AND (p_after_start IS NULL
-            OR (m.starts_at, d.km, m.id) > (p_after_start, p_after_km, p_after_id));
+            OR (m.starts_at, c.d, m.id) > (p_after_start, p_after_d, p_after_id));
 $$;
 COMMENT ON FUNCTION open_feed_candidates(public.earth, numeric, text, time, time, text,
-                                         timestamptz, timestamptz, numeric, uuid) IS
+                                         timestamptz, timestamptz, double precision, uuid) IS
     'The open-match feed''s candidates after a page''s key, with their distance; inlined.';
+
+-- A start time's open public matches by place: what a day read a start time at a time reads,
+-- nearest first (an ordered scan: the GiST index gives the rows by distance).
+CREATE INDEX IF NOT EXISTS match_requests_open_start_place_idx ON match_requests
+    USING gist (starts_at, earth_point(venue_latitude, venue_longitude))
+    WHERE status = 'OPEN' AND visibility = 'PUBLIC';
+COMMENT ON INDEX match_requests_open_start_place_idx IS
+    'The open-match feed of a busy day: a start time''s OPEN, PUBLIC matches, nearest first.';
 
 -- The open-match feed of p_caller: OPEN, PUBLIC matches that have not started, within
 -- p_radius_km of (p_lat, p_lng), with a place no player takes and no offer holds, that the
 -- caller could join now: of the caller's level when competitive, not one the caller is in or
 -- that overlaps another match of theirs (match_player_busy), not refused by the club's
 -- booking rules (asked only of a venue that sets one); optionally on p_date (the venue's local
--- date), starting from p_from to p_to, in p_format. Sorted by start, distance and id, from
--- after the key p_after ([startsAt, distanceKm, id]); p_limit rows of (the match object with
--- distanceKm and freePlaces, its key). The per-player checks run only for the matches read,
--- and the objects are built for the page only.
+-- date), starting from p_from to p_to, in p_format. Sorted by start, distance (the exact one,
+-- d of open_feed_candidates) and id, from after the key p_after ([startsAt, d, id]); p_limit
+-- rows of (the match object with distanceKm and freePlaces, its key). The per-player checks
+-- run only for the matches read, and the objects are built for the page only.
 --
 -- Without a date it reads every candidate in start order (match_requests_starts_idx) until
 -- the page is full. With a date it first counts the day's matches within the box of the
 -- radius, of the caller's level or friendly, on the two GiST indexes of place (stopping at
--- p_near_max + 1). With at most p_near_max it reads those and sorts them. With more, most
--- of the day is near and a page fills sooner in start order: the caller's level
--- (match_requests_open_level_idx) and the friendly matches (match_requests_open_friendly_idx)
--- are two cursors merged in the loop below. One UNION ALL statement would be planned as an
--- append sorted whole: PostgreSQL does not merge ordered branches that have conditions of
--- their own. Both ways give the same pages (tests/69-open-matches.bats reads the feed both
--- ways, which is what p_near_max is a parameter for). Each statement writes out its partial
--- index's condition, as a generic plan uses a partial index only when the statement's own
--- conditions imply the index's.
+-- p_near_max + 1). With at most p_near_max it reads those and sorts them. With more, the day
+-- is busy near the caller and a page fills within its first start times: it reads one start
+-- time at a time, nearest first (match_requests_open_start_place_idx, an ordered scan within
+-- the box), in chunks of as many rows as the page still needs and every row at the distance
+-- of a chunk's last (the matches of one place, put in id order); the next start time is the
+-- next one of the caller's level or friendly (match_requests_open_level_idx,
+-- match_requests_open_friendly_idx). So a page reads about the rows it shows, however many
+-- matches the city has at that time (the competitive ones of other levels that are nearer
+-- are read and passed over). Both ways give the same pages (tests/69-open-matches.bats reads
+-- the feed both ways, which is what p_near_max is a parameter for; -1 reads the day a start
+-- time at a time without counting). Each statement writes out its partial index's
+-- condition, as a generic plan uses a partial index only when the statement's own conditions
+-- imply the index's.
 CREATE OR REPLACE FUNCTION match_open_feed(p_caller uuid, p_lat double precision, p_lng double precision,
                                            p_radius_km numeric, p_date date, p_from time, p_to time,
                                            p_format text, p_limit integer, p_after json,
                                            p_now timestamptz DEFAULT now(),
-                                           p_near_max integer DEFAULT 300)
+                                           p_near_max integer DEFAULT 100)
     RETURNS TABLE (doc json, key json)
     LANGUAGE plpgsql STABLE
-    -- the plans that read in start order and stop when the page is full: no full sort, no
-    -- hash, merge or bitmap plan. No JIT: the near matches' one sort carries the cost that
-    -- turning sorts off adds, far above the threshold of compiling the statement, and
-    -- compiling costs far more than sorting the few rows
+    -- the plans that read in order and stop when the page is full: no full sort, no hash,
+    -- merge or bitmap plan. No JIT: the near matches' one sort carries the cost that turning
+    -- sorts off adds, far above the threshold of compiling the statement, and compiling
+    -- costs far more than sorting the few rows
     SET enable_sort = off SET enable_hashjoin = off SET enable_bitmapscan = off
     SET enable_mergejoin = off SET jit = off
 AS $$
@@ -224,30 +238,31 @@ DECLARE
     v_near integer;
     v_level text := match_player_level(p_caller);
     v_after_start timestamptz := (p_after->>0)::timestamptz;
-    v_after_km numeric := (p_after->>1)::numeric;
+    v_after_d double precision := (p_after->>1)::double precision;
     v_after_id uuid := (p_after->>2)::uuid;
     v_centre public.earth := earth_point(p_lat, p_lng);
     v_box public.cube := earth_box(v_centre, p_radius_km * 1000);
-    mine refcursor;             -- the day's near matches in the page's order; or a day's
-                                -- competitive matches of the caller's level in start order;
-                                -- or without a date every open match in start order
-    friendly refcursor;         -- a day's friendly matches in start order, when the day
-                                -- is read in start order
-    a record;
-    b record;
-    have_a boolean;
-    have_b boolean := false;
-    c record;
+    v_by_start boolean := false;    -- the day is read a start time at a time
+    v_start timestamptz;            -- the start time read then
+    feed refcursor;                 -- the candidates in the page's order: every open match,
+                                    -- the day's near ones; or the start time v_start's in
+                                    -- distance order, the matches of one place in any order
+    cm match_requests;              -- the candidate read, its exact distance and its km
+    cd double precision;
+    ckm numeric;
+    c record;                       -- a row of feed
+    nx record;                      -- by start time: the next row of feed, read ahead
+    have_next boolean := false;
+    run match_requests[] := '{}';   -- by start time: the matches at distance cd, in id order,
+    run_i integer := 1;             -- from run[run_i] on still to be read
     n integer := 0;
 BEGIN
     IF p_date IS NULL THEN
-        OPEN mine FOR
-            SELECT f.m, f.km
+        OPEN feed FOR
+            SELECT f.m, f.d, f.km
               FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to, p_format,
-                                        p_now, v_after_start, v_after_km, v_after_id) f
-             ORDER BY (f.m).starts_at, f.km, (f.m).id;
-        FETCH mine INTO a;
-        have_a := FOUND;
+                                        p_now, v_after_start, v_after_d, v_after_id) f
+             ORDER BY (f.m).starts_at, f.d, (f.m).id;
     ELSE
         -- how many of the day's matches are near (up to one more than p_near_max): the
         -- indexes of place only, without the other filters
@@ -265,84 +280,110 @@ BEGIN
         IF v_near <= p_near_max THEN
             -- few near: read them by place and sort them. OFFSET 0 fences the union: with
             -- sorts turned off the planner would rather read a whole index in start order
-            OPEN mine FOR
-                SELECT s.m, s.km
-                  FROM (SELECT f.m, f.km
+            OPEN feed FOR
+                SELECT s.m, s.d, s.km
+                  FROM (SELECT f.m, f.d, f.km
                           FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from,
                                                     p_to, p_format, p_now, v_after_start,
-                                                    v_after_km, v_after_id) f
+                                                    v_after_d, v_after_id) f
                          WHERE (f.m).booking_date = p_date AND (f.m).competitive
                            AND (f.m).skill_level = v_level
                            AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
                         UNION ALL
-                        SELECT f.m, f.km
+                        SELECT f.m, f.d, f.km
                           FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from,
                                                     p_to, p_format, p_now, v_after_start,
-                                                    v_after_km, v_after_id) f
+                                                    v_after_d, v_after_id) f
                          WHERE (f.m).booking_date = p_date AND NOT (f.m).competitive
                            AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
                         OFFSET 0) s
-                 ORDER BY (s.m).starts_at, s.km, (s.m).id;
-            FETCH mine INTO a;
-            have_a := FOUND;
+                 ORDER BY (s.m).starts_at, s.d, (s.m).id;
         ELSE
-            -- many near: the day's matches of the caller's level and its friendly ones, each
-            -- in start order, merged below
-            OPEN mine FOR
-                SELECT f.m, f.km
-                  FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to,
-                                            p_format, p_now, v_after_start, v_after_km,
-                                            v_after_id) f
-                 WHERE (f.m).booking_date = p_date AND (f.m).competitive
-                   AND (f.m).skill_level = v_level
-                 ORDER BY (f.m).starts_at, f.km, (f.m).id;
-            OPEN friendly FOR
-                SELECT f.m, f.km
-                  FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to,
-                                            p_format, p_now, v_after_start, v_after_km,
-                                            v_after_id) f
-                 WHERE (f.m).booking_date = p_date AND NOT (f.m).competitive
-                 ORDER BY (f.m).starts_at, f.km, (f.m).id;
-            FETCH mine INTO a;
-            have_a := FOUND;
-            FETCH friendly INTO b;
-            have_b := FOUND;
+            v_by_start := true;
         END IF;
     END IF;
-    -- the two readings merged in the page's order (start, distance, id; ids are unique);
-    -- b holds a row only when the day is read in start order
-    WHILE have_a OR have_b LOOP
-        IF NOT have_b THEN
-            c := a;
-            FETCH mine INTO a;
-            have_a := FOUND;
-        ELSIF NOT have_a OR ((b.m).starts_at, b.km, (b.m).id) < ((a.m).starts_at, a.km, (a.m).id) THEN
-            c := b;
-            FETCH friendly INTO b;
-            have_b := FOUND;
+    LOOP
+        IF NOT v_by_start THEN
+            FETCH feed INTO c;
+            EXIT WHEN NOT FOUND;
+            cm := c.m;
+            cd := c.d;
+            ckm := c.km;
+        ELSIF run_i <= cardinality(run) THEN
+            -- the next match of the place read
+            cm := run[run_i];
+            run_i := run_i + 1;
+        ELSIF NOT have_next THEN
+            -- every row of v_start read (or none yet): the day's next start time of a match
+            -- of the caller's level or of a friendly one (the first row of each in start
+            -- order: min() could be read from the index of place, unordered, whole), and its
+            -- near matches nearest first (the index's order)
+            SELECT LEAST((SELECT m.starts_at FROM match_requests m
+                           WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC'
+                             AND m.competitive AND m.booking_date = p_date
+                             AND m.skill_level = v_level
+                             AND m.starts_at > COALESCE(v_start, p_now)
+                             AND m.starts_at >= COALESCE(v_after_start, p_now)
+                           ORDER BY m.starts_at LIMIT 1),
+                         (SELECT m.starts_at FROM match_requests m
+                           WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC'
+                             AND NOT m.competitive AND m.booking_date = p_date
+                             AND m.starts_at > COALESCE(v_start, p_now)
+                             AND m.starts_at >= COALESCE(v_after_start, p_now)
+                           ORDER BY m.starts_at LIMIT 1))
+              INTO v_start;
+            EXIT WHEN v_start IS NULL;
+            IF feed IS NOT NULL THEN
+                CLOSE feed;
+            END IF;
+            OPEN feed FOR
+                SELECT f.m, f.d, f.km
+                  FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to,
+                                            p_format, p_now, v_after_start, v_after_d,
+                                            v_after_id) f
+                 WHERE (f.m).starts_at = v_start AND (f.m).booking_date = p_date
+                   AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
+                 ORDER BY f.d;
+            FETCH feed INTO nx;
+            have_next := FOUND;
+            CONTINUE;
         ELSE
-            c := a;
-            FETCH mine INTO a;
-            have_a := FOUND;
+            -- the row read ahead, and the matches at its very distance (one place) after
+            -- it, put in id order
+            cm := nx.m;
+            cd := nx.d;
+            ckm := nx.km;
+            FETCH feed INTO nx;
+            have_next := FOUND;
+            IF have_next AND nx.d = cd THEN
+                run := ARRAY[cm];
+                WHILE have_next AND nx.d = cd LOOP
+                    run := run || nx.m;
+                    FETCH feed INTO nx;
+                    have_next := FOUND;
+                END LOOP;
+                SELECT array_agg(x ORDER BY x.id) INTO run FROM unnest(run) x;
+                cm := run[1];
+                run_i := 2;
+            END IF;
         END IF;
-        CONTINUE WHEN match_player_busy(c.m, p_caller)
+        CONTINUE WHEN match_player_busy(cm, p_caller)
                    OR ((SELECT venue_sets_rules(v)
                           FROM resources r JOIN venues v ON v.id = r.venue_id
-                         WHERE r.id = (c.m).resource_id)
-                       AND booking_rules_refusal((c.m).resource_id, p_caller, (c.m).starts_at,
+                         WHERE r.id = cm.resource_id)
+                       AND booking_rules_refusal(cm.resource_id, p_caller, cm.starts_at,
                                                  p_now) IS NOT NULL);
-        doc := (left(json_match_request(c.m, false)::text, -1)
+        doc := (left(json_match_request(cm, false)::text, -1)
                 || format(', "distanceKm" : %s, "freePlaces" : {"TEAM_A" : %s, "TEAM_B" : %s}}',
-                          c.km, (c.m).team_size - (c.m).team_a_count - (c.m).offers_a,
-                          (c.m).team_size - (c.m).team_b_count - (c.m).offers_b))::json;
-        key := json_build_array(api_ts((c.m).starts_at), c.km, (c.m).id);
+                          ckm, cm.team_size - cm.team_a_count - cm.offers_a,
+                          cm.team_size - cm.team_b_count - cm.offers_b))::json;
+        key := json_build_array(api_ts(cm.starts_at), cd, cm.id);
         RETURN NEXT;
         n := n + 1;
         EXIT WHEN n >= p_limit;
     END LOOP;
-    CLOSE mine;
-    IF friendly IS NOT NULL THEN
-        CLOSE friendly;
+    IF feed IS NOT NULL THEN
+        CLOSE feed;
     END IF;
 END $$;
 COMMENT ON FUNCTION match_open_feed(uuid, double precision, double precision, numeric, date,
