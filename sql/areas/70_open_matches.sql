@@ -209,9 +209,9 @@ COMMENT ON INDEX match_requests_open_start_place_idx IS
 -- radius, of the caller's level or friendly, on the two GiST indexes of place (stopping at
 -- p_near_max + 1). With at most p_near_max it reads those and sorts them. With more, the day
 -- is busy near the caller and a page fills within its first start times: it reads one start
--- time at a time, nearest first (match_requests_open_start_place_idx, an ordered scan within
--- the box), in chunks of as many rows as the page still needs and every row at the distance
--- of a chunk's last (the matches of one place, put in id order); the next start time is the
+-- time at a time, nearest first (match_requests_open_start_place_idx, one ordered scan within
+-- the box, read as the page needs it; the matches of one place, at one distance, put in id
+-- order as they come: a sort above the scan would read ahead); the next start time is the
 -- next one of the caller's level or friendly (match_requests_open_level_idx,
 -- match_requests_open_friendly_idx). So a page reads about the rows it shows, however many
 -- matches the city has at that time (the competitive ones of other levels that are nearer
