@@ -174,10 +174,12 @@ day_pages() {
 	echo "$got"
 }
 
-# feed_sql DAY LIMIT NEAR_MAX: DAY's feed as me from match_open_feed with p_near_max
-# NEAR_MAX, page after page of LIMIT in one transaction; prints its items ([doc, key] each)
-# as one JSON array
+# feed_sql DAY LIMIT NEAR_MAX: DAY's feed (every day's when DAY is empty) as me from
+# match_open_feed with p_near_max NEAR_MAX, page after page of LIMIT in one transaction;
+# prints its items ([doc, key] each) as one JSON array
 feed_sql() {
+	local day=NULL
+	[ -z "$1" ] || day="'$1'"
 	sql "CREATE FUNCTION pg_temp.walk() RETURNS json LANGUAGE plpgsql AS \$\$
 	     DECLARE
 	         k json;
@@ -187,7 +189,7 @@ feed_sql() {
 	     BEGIN
 	         LOOP
 	             n := 0;
-	             FOR r IN SELECT * FROM match_open_feed('$ME', 40.42, -3.70, 10, '$1', NULL, NULL,
+	             FOR r IN SELECT * FROM match_open_feed('$ME', 40.42, -3.70, 10, $day, NULL, NULL,
 	                                                    NULL, $2, k, now(), $3) LOOP
 	                 items := items || json_build_array(r.doc, r.key);
 	                 k := r.key;
@@ -288,11 +290,14 @@ feed_sql() {
 		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
 	done
 	# read by place and sorted, or a start time at a time (p_near_max 0): the same pages,
-	# every field and key of every item; the key's distance is the exact one
+	# every field and key of every item; the key's distance is the exact one. Without a
+	# date (the only day with matches is this one), the same
 	for limit in 1 3 20; do
 		near=$(feed_sql "$day" "$limit" 300)
 		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
 		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
+		[ "$(feed_sql "" "$limit" 300)" = "$near" ]
+		[ "$(feed_sql "" "$limit" 0)" = "$near" ]
 	done
 	[ "$(sql "SELECT earth_point(venue_latitude, venue_longitude) <-> earth_point(40.42, -3.70)
 	            = ('$near'::json -> 0 -> 1 ->> 1)::float8
@@ -329,6 +334,7 @@ feed_sql() {
 		near=$(feed_sql "$day" "$limit" 300)
 		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
 		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
+		[ "$(feed_sql "" "$limit" 0)" = "$near" ]
 	done
 }
 

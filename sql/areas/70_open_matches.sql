@@ -204,19 +204,19 @@ COMMENT ON INDEX match_requests_open_start_place_idx IS
 -- rows of (the match object with distanceKm and freePlaces, its key). The per-player checks
 -- run only for the matches read, and the objects are built for the page only.
 --
--- Without a date it reads every candidate in start order (match_requests_starts_idx) until
--- the page is full. With a date it first counts the day's matches within the box of the
--- radius, of the caller's level or friendly, on the two GiST indexes of place (stopping at
--- p_near_max + 1). With at most p_near_max it reads those and sorts them. With more, the day
--- is busy near the caller and a page fills within its first start times: it reads one start
--- time at a time, nearest first (match_requests_open_start_place_idx, one ordered scan within
--- the box, read as the page needs it; the matches of one place, at one distance, put in id
--- order as they come: a sort above the scan would read ahead); the next start time is the
--- next one of the caller's level or friendly (match_requests_open_level_idx,
--- match_requests_open_friendly_idx). So a page reads about the rows it shows, however many
--- matches the city has at that time (the competitive ones of other levels that are nearer
--- are read and passed over). Both ways give the same pages (tests/69-open-matches.bats reads
--- the feed both ways, which is what p_near_max is a parameter for; -1 reads the day a start
+-- It first counts the matches within the box of the radius, of the caller's level or
+-- friendly, on p_date or on any day, on the two GiST indexes of place (stopping at
+-- p_near_max + 1). With at most p_near_max it reads those and sorts them. With more, the
+-- place is busy and a page fills within the first start times: it reads one start time at a
+-- time, nearest first (match_requests_open_start_place_idx, one ordered scan within the box,
+-- read as the page needs it; the matches of one place, at one distance, put in id order as
+-- they come: a sort above the scan would read ahead). The next start time is the next of an
+-- open match (match_requests_starts_idx), or on p_date the next of the caller's level or a
+-- friendly one (match_requests_open_level_idx, match_requests_open_friendly_idx). So a page
+-- reads about the rows it shows however many matches the city has at that time (the
+-- competitive ones of other levels that are nearer are read and passed over), and a place
+-- with nothing near reads nothing. Both ways give the same pages (tests/69-open-matches.bats
+-- reads the feed both ways, which is what p_near_max is a parameter for; -1 reads a start
 -- time at a time without counting). Each statement writes out its partial index's
 -- condition, as a generic plan uses a partial index only when the statement's own conditions
 -- imply the index's.
@@ -242,7 +242,9 @@ DECLARE
     v_after_id uuid := (p_after->>2)::uuid;
     v_centre public.earth := earth_point(p_lat, p_lng);
     v_box public.cube := earth_box(v_centre, p_radius_km * 1000);
-    v_by_start boolean := false;    -- the day is read a start time at a time
+    v_day_from date := COALESCE(p_date, '-infinity');  -- the days read: p_date, or all
+    v_day_to date := COALESCE(p_date, 'infinity');
+    v_by_start boolean := false;    -- the days are read a start time at a time
     v_start timestamptz;            -- the start time read then
     feed refcursor;                 -- the candidates in the page's order: every open match,
                                     -- the day's near ones; or the start time v_start's in
@@ -257,50 +259,43 @@ DECLARE
     run_i integer := 1;             -- from run[run_i] on still to be read
     n integer := 0;
 BEGIN
-    IF p_date IS NULL THEN
+    -- how many matches of the days read are near (up to one more than p_near_max): the
+    -- indexes of place only, without the other filters
+    SELECT count(*) INTO v_near
+      FROM (SELECT FROM match_requests m
+             WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC' AND m.competitive
+               AND m.booking_date BETWEEN v_day_from AND v_day_to AND m.skill_level = v_level
+               AND v_box @> earth_point(m.venue_latitude, m.venue_longitude)
+            UNION ALL
+            SELECT FROM match_requests m
+             WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC' AND NOT m.competitive
+               AND m.booking_date BETWEEN v_day_from AND v_day_to
+               AND v_box @> earth_point(m.venue_latitude, m.venue_longitude)
+             LIMIT p_near_max + 1) x;
+    IF v_near <= p_near_max THEN
+        -- few near: read them by place and sort them. OFFSET 0 fences the union: with sorts
+        -- turned off the planner would rather read a whole index in start order
         OPEN feed FOR
-            SELECT f.m, f.d, f.km
-              FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to, p_format,
-                                        p_now, v_after_start, v_after_d, v_after_id) f
-             ORDER BY (f.m).starts_at, f.d, (f.m).id;
+            SELECT s.m, s.d, s.km
+              FROM (SELECT f.m, f.d, f.km
+                      FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to,
+                                                p_format, p_now, v_after_start, v_after_d,
+                                                v_after_id) f
+                     WHERE (f.m).booking_date BETWEEN v_day_from AND v_day_to
+                       AND (f.m).competitive AND (f.m).skill_level = v_level
+                       AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
+                    UNION ALL
+                    SELECT f.m, f.d, f.km
+                      FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to,
+                                                p_format, p_now, v_after_start, v_after_d,
+                                                v_after_id) f
+                     WHERE (f.m).booking_date BETWEEN v_day_from AND v_day_to
+                       AND NOT (f.m).competitive
+                       AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
+                    OFFSET 0) s
+             ORDER BY (s.m).starts_at, s.d, (s.m).id;
     ELSE
-        -- how many of the day's matches are near (up to one more than p_near_max): the
-        -- indexes of place only, without the other filters
-        SELECT count(*) INTO v_near
-          FROM (SELECT FROM match_requests m
-                 WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC' AND m.competitive
-                   AND m.booking_date = p_date AND m.skill_level = v_level
-                   AND v_box @> earth_point(m.venue_latitude, m.venue_longitude)
-                UNION ALL
-                SELECT FROM match_requests m
-                 WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC' AND NOT m.competitive
-                   AND m.booking_date = p_date
-                   AND v_box @> earth_point(m.venue_latitude, m.venue_longitude)
-                 LIMIT p_near_max + 1) x;
-        IF v_near <= p_near_max THEN
-            -- few near: read them by place and sort them. OFFSET 0 fences the union: with
-            -- sorts turned off the planner would rather read a whole index in start order
-            OPEN feed FOR
-                SELECT s.m, s.d, s.km
-                  FROM (SELECT f.m, f.d, f.km
-                          FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from,
-                                                    p_to, p_format, p_now, v_after_start,
-                                                    v_after_d, v_after_id) f
-                         WHERE (f.m).booking_date = p_date AND (f.m).competitive
-                           AND (f.m).skill_level = v_level
-                           AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
-                        UNION ALL
-                        SELECT f.m, f.d, f.km
-                          FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from,
-                                                    p_to, p_format, p_now, v_after_start,
-                                                    v_after_d, v_after_id) f
-                         WHERE (f.m).booking_date = p_date AND NOT (f.m).competitive
-                           AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
-                        OFFSET 0) s
-                 ORDER BY (s.m).starts_at, s.d, (s.m).id;
-        ELSE
-            v_by_start := true;
-        END IF;
+        v_by_start := true;
     END IF;
     LOOP
         IF NOT v_by_start THEN
@@ -314,24 +309,33 @@ BEGIN
             cm := run[run_i];
             run_i := run_i + 1;
         ELSIF NOT have_next THEN
-            -- every row of v_start read (or none yet): the day's next start time of a match
-            -- of the caller's level or of a friendly one (the first row of each in start
-            -- order: min() could be read from the index of place, unordered, whole), and its
-            -- near matches nearest first (the index's order)
-            SELECT LEAST((SELECT m.starts_at FROM match_requests m
-                           WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC'
-                             AND m.competitive AND m.booking_date = p_date
-                             AND m.skill_level = v_level
-                             AND m.starts_at > COALESCE(v_start, p_now)
-                             AND m.starts_at >= COALESCE(v_after_start, p_now)
-                           ORDER BY m.starts_at LIMIT 1),
-                         (SELECT m.starts_at FROM match_requests m
-                           WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC'
-                             AND NOT m.competitive AND m.booking_date = p_date
-                             AND m.starts_at > COALESCE(v_start, p_now)
-                             AND m.starts_at >= COALESCE(v_after_start, p_now)
-                           ORDER BY m.starts_at LIMIT 1))
-              INTO v_start;
+            -- every row of v_start read (or none yet): the next start time of an open match
+            -- (of the day: of the caller's level or a friendly one; the first row of each in
+            -- start order, as min() could be read from the index of place, unordered, whole),
+            -- and its near matches nearest first (the index's order)
+            IF p_date IS NULL THEN
+                SELECT m.starts_at INTO v_start
+                  FROM match_requests m
+                 WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC'
+                   AND m.starts_at > COALESCE(v_start, p_now)
+                   AND m.starts_at >= COALESCE(v_after_start, p_now)
+                 ORDER BY m.starts_at LIMIT 1;    -- none: NULL
+            ELSE
+                SELECT LEAST((SELECT m.starts_at FROM match_requests m
+                               WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC'
+                                 AND m.competitive AND m.booking_date = p_date
+                                 AND m.skill_level = v_level
+                                 AND m.starts_at > COALESCE(v_start, p_now)
+                                 AND m.starts_at >= COALESCE(v_after_start, p_now)
+                               ORDER BY m.starts_at LIMIT 1),
+                             (SELECT m.starts_at FROM match_requests m
+                               WHERE m.status = 'OPEN' AND m.visibility = 'PUBLIC'
+                                 AND NOT m.competitive AND m.booking_date = p_date
+                                 AND m.starts_at > COALESCE(v_start, p_now)
+                                 AND m.starts_at >= COALESCE(v_after_start, p_now)
+                               ORDER BY m.starts_at LIMIT 1))
+                  INTO v_start;
+            END IF;
             EXIT WHEN v_start IS NULL;
             IF feed IS NOT NULL THEN
                 CLOSE feed;
@@ -341,7 +345,8 @@ BEGIN
                   FROM open_feed_candidates(v_centre, p_radius_km, v_level, p_from, p_to,
                                             p_format, p_now, v_after_start, v_after_d,
                                             v_after_id) f
-                 WHERE (f.m).starts_at = v_start AND (f.m).booking_date = p_date
+                 WHERE (f.m).starts_at = v_start
+                   AND (f.m).booking_date BETWEEN v_day_from AND v_day_to
                    AND v_box @> earth_point((f.m).venue_latitude, (f.m).venue_longitude)
                  ORDER BY f.d;
             FETCH feed INTO nx;
