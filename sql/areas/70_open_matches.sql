@@ -246,8 +246,8 @@ DECLARE
     v_day_to date := COALESCE(p_date, 'infinity');
     v_by_start boolean := false;    -- the days are read a start time at a time
     v_start timestamptz;            -- the start time read then
-    feed refcursor;                 -- the candidates in the page's order: every open match,
-                                    -- the day's near ones; or the start time v_start's in
+    feed refcursor;                 -- the candidates in the page's order: the near ones of
+                                    -- the days read, sorted; or the start time v_start's in
                                     -- distance order, the matches of one place in any order
     cm match_requests;              -- the candidate read, its exact distance and its km
     cd double precision;
