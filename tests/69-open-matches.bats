@@ -202,6 +202,28 @@ feed_sql() {
 	     SELECT pg_temp.walk()"
 }
 
+
+# same_pages DAY WANT LIMIT...: DAY's feed as me, page after page of each LIMIT, is the ids
+# WANT (a JSON array) by HTTP, and the same items and keys read both ways
+# (sql/areas/70_open_matches.sql: the near matches by place and sorted, p_near_max 300, or a
+# start time at a time, 0), and without a date too when EVERY_DAY is 1 (DAY the only day
+# with matches); sets near to the items of the last LIMIT
+same_pages() {
+	local day=$1 want limit
+	want=$(jq -c . <<<"$2")
+	shift 2
+	for limit in "$@"; do
+		[ "$(day_pages "$limit" "$day")" = "$want" ]
+		near=$(feed_sql "$day" "$limit" 300)
+		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$want" ]
+		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
+		if [ "${EVERY_DAY:-0}" = 1 ]; then
+			[ "$(feed_sql "" "$limit" 300)" = "$near" ]
+			[ "$(feed_sql "" "$limit" 0)" = "$near" ]
+		fi
+	done
+}
+
 @test "a day's feed merges the caller's level and the friendly matches in start order, across pages" {
 	# (sql/areas/70_open_matches.sql: the two are read apart and merged) two of them at one
 	# instant at one venue, ordered by id; a competitive match of another level left out
@@ -229,17 +251,8 @@ feed_sql() {
 	[ "$(sql "SELECT count(*) FROM match_requests
 	             WHERE starts_at = (SELECT starts_at FROM match_requests WHERE id = '$tie')
 	               AND (NOT competitive OR skill_level = 'INTERMEDIATE')")" = 2 ]
-	for limit in 1 2 20; do
-		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
-	done
-	# (sql/areas/70_open_matches.sql) the day's near matches, read by place and sorted, or
-	# when more than p_near_max are near (0 here) the day in start order: the same pages,
-	# every field of every item
-	for limit in 1 2 20; do
-		near=$(feed_sql "$day" "$limit" 300)
-		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
-		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
-	done
+	# the pages by HTTP, and read both ways: every field of every item
+	same_pages "$day" "$want" 1 2 20
 }
 
 @test "a busy day is read a start time at a time, nearest first: start, distance, id, and a page reads about what it shows" {
@@ -250,7 +263,8 @@ feed_sql() {
 	day=$(local_date 4)
 	courts=()
 	for i in $(seq 1 14) 7.00006 3; do
-		venue=$(fixture_venue owner1 ACTIVE "$(awk -v i="$i" 'BEGIN { printf "%.7f", 40.42 + 0.005 * i }')" -3.70)
+		lat=$(awk -v i="$i" 'BEGIN { printf "%.7f", 40.42 + 0.005 * i }')
+		venue=$(fixture_venue owner1 ACTIVE "$lat" -3.70)
 		courts+=("$(fixture_court "$venue" 90)")
 	done
 	for i in "${!courts[@]}"; do
@@ -267,8 +281,8 @@ feed_sql() {
 		open_held "$(COURT=${courts[$i]} sql_matches "$ORG" PENDING_PAYMENT \
 			"SELECT date '$day' AS d, time '11:30' AS st, time '13:00' AS et")" >/dev/null
 	done
-	want=$(sql "SELECT json_agg(id ORDER BY starts_at,
-	                     earth_point(venue_latitude, venue_longitude) <-> earth_point(40.42, -3.70), id)
+	want=$(sql "SELECT json_agg(id ORDER BY starts_at, earth_point(venue_latitude, venue_longitude)
+	                                                   <-> earth_point(40.42, -3.70), id)
 	              FROM match_requests
 	             WHERE booking_date = '$day' AND status = 'OPEN' AND visibility = 'PUBLIC'
 	               AND (NOT competitive OR skill_level = 'INTERMEDIATE')")
@@ -283,22 +297,13 @@ feed_sql() {
 		'[.[] | select(.id == $a or .id == $b)] | [.[].id == $a, .[0].distanceKm == .[1].distanceKm]')" \
 		= "$(jq -n '[true, false, true]')" ]
 	# the two at one place: in id order
-	[ "$(jqr --arg a "$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[2]}' ORDER BY id")" \
-		--arg b "$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[15]}'")" \
-		'[.[].id | select(. == $a or . == $b)] | . == sort')" = true ]
-	for limit in 1 2 20; do
-		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
-	done
-	# read by place and sorted, or a start time at a time (p_near_max 0): the same pages,
-	# every field and key of every item; the key's distance is the exact one. Without a
-	# date (the only day with matches is this one), the same
-	for limit in 1 3 20; do
-		near=$(feed_sql "$day" "$limit" 300)
-		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
-		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
-		[ "$(feed_sql "" "$limit" 300)" = "$near" ]
-		[ "$(feed_sql "" "$limit" 0)" = "$near" ]
-	done
+	a=$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[2]}'")
+	b=$(sql "SELECT id FROM match_requests WHERE resource_id = '${courts[15]}'")
+	[ "$(jqr --arg a "$a" --arg b "$b" '[.[].id | select(. == $a or . == $b)] | . == sort')" = true ]
+	# the pages by HTTP, read both ways, with and without a date (the only day with
+	# matches is this one): every field and key of every item; the key's distance is the
+	# exact one
+	EVERY_DAY=1 same_pages "$day" "$want" 1 2 3 20
 	[ "$(sql "SELECT earth_point(venue_latitude, venue_longitude) <-> earth_point(40.42, -3.70)
 	            = ('$near'::json -> 0 -> 1 ->> 1)::float8
 	            FROM match_requests WHERE id = ('$near'::json -> 0 -> 0 ->> 'id')::uuid")" = t ]
@@ -329,13 +334,7 @@ feed_sql() {
 	                                        <-> earth_point(40.42, -3.70), id)
 	              FROM match_requests WHERE booking_date = '$day' AND start_time = '11:30'")
 	[ "$(jq length <<<"$want")" = 2 ]
-	for limit in 1 20; do
-		[ "$(day_pages "$limit" "$day")" = "$(jq -c . <<<"$want")" ]
-		near=$(feed_sql "$day" "$limit" 300)
-		[ "$(jq -c '[.[][0].id]' <<<"$near")" = "$(jq -c . <<<"$want")" ]
-		[ "$(feed_sql "$day" "$limit" 0)" = "$near" ]
-		[ "$(feed_sql "" "$limit" 0)" = "$near" ]
-	done
+	EVERY_DAY=1 same_pages "$day" "$want" 1 20
 }
 
 @test "a match is where its venue is: a venue that moves, or a court given to another, moves its matches in the feed" {
