@@ -138,6 +138,17 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 fmt() { awk -v v="$1" -v d="${2:-2}" 'BEGIN { printf "%.*f", d, v }'; }
 none_done=1000000000	# latency sentinel: no request finished within the run
+# How long each part of the run took, for the report (bench/README.md, "How long"): phase NAME
+# ends the part under way, if any, and starts NAME (a name may come again: the report adds its
+# parts up); phase "" ends the last
+took_names=() took_secs=() phase_name="" phase_from=$SECONDS
+phase() {
+	if [ -n "$phase_name" ]; then
+		took_names+=("$phase_name")
+		took_secs+=($((SECONDS - phase_from)))
+	fi
+	phase_name=$1 phase_from=$SECONDS
+}
 ms_cell() {	# latency in ms for the tables
 	if fcmp "$1" ">=" "$none_done"; then echo "none done in ${secs} s"; else fmt "$1" "${2:-2}"; fi
 }
@@ -370,6 +381,7 @@ while [[ " $city_port $small_port $trivial_port $checks_port " == *" $stripe_por
 	stripe_port=$(free_port)
 done
 
+phase "set-up (servers, tokens, inputs)"
 log "starting PostgreSQL and Apache (cgi) under $state"
 # a buffer pool of about the size of CITY's database (1.2 GB loaded), as an operator sizes a
 # cluster for its data; with 128 MB, the default of `make run`, every sweep batch and every
@@ -406,6 +418,7 @@ if [ -n "$kept_data" ]; then
 	log "CITY and SMALL kept from an earlier run today under $state (CITY loaded in ${load_city} s)"
 else
 	# SMALL lives in its own database, a copy of the freshly migrated one
+	phase "loading CITY and SMALL"
 	DB=postgres asql -c "CREATE DATABASE courts_small TEMPLATE courts OWNER courts"
 	log "loading CITY ($city_venues venues, $city_courts courts, $city_players players, $city_requests requests)"
 	load_city=$(load courts "$city_venues" "$city_players" "$city_requests")
@@ -414,6 +427,7 @@ else
 	log "SMALL loaded in ${load_small} s"
 	asql -c "CHECKPOINT" >/dev/null
 	echo "$load_city $load_small" >"$state/bench-loads"
+	phase "set-up (servers, tokens, inputs)"
 fi
 
 # ---- the floor: a trivial CGI behind its own Apache (same MPM, cgid and settings) ----------
@@ -961,6 +975,7 @@ runs=$work/runs.tsv
 declare -A mode_status one slow
 burst="" burst_log="" burst_procs=""
 for mode in $modes; do
+	phase "mode $mode"
 	log "mode $mode: (re)starting the service Apaches"
 	apache_mode "$mode"
 	for c in $cases; do
@@ -1061,6 +1076,7 @@ if [ -d "$standby/pg" ]; then
 fi
 
 # ---- one plain-CGI request's peak memory -------------------------------------------------------
+phase "one request's memory and the sweeper"
 rss_kb() {	# program request-uri query [authorization] -> max RSS in kB, or nothing
 	local p=$1 uri=$2 q=$3 authz=${4:-} out=$work/rss-out.txt tv=$work/rss-time.txt
 	[ -x /usr/bin/time ] && [ -x "$build/cgi-bin/$p" ] || return 0
@@ -1191,6 +1207,7 @@ secs_na() {
 	if [ -n "$1" ]; then echo "$1 s"; else echo "n/a (failed, see bench/work/backup-*.log and restore*.log)"; fi
 }
 if [ "${BENCH_BACKUP:-1}" = 1 ]; then
+	phase "backup and restore"
 	log "backup and restore of CITY with pgBackRest"
 	restored=$work/restored
 	rm -rf "$restored"
@@ -1286,6 +1303,7 @@ if [ -z "$x10_status" ]; then
 	fi
 fi
 if [ -z "$x10_status" ]; then
+	phase "ten times the data"
 	log "ten times the data: pool mode on CITY at $x10_venues venues, kept under $x10_dir" \
 		"(log: $x10_work.log)"
 	service_stop
@@ -1299,6 +1317,8 @@ if [ -z "$x10_status" ]; then
 		x10_status="n/a (its run failed, see bench/work/x10.log)"
 	fi
 fi
+
+phase ""
 
 # ---- the report ------------------------------------------------------------------------------
 sizes=$(asql -c "SELECT (SELECT count(*) FROM venues) || ' venues, ' || (SELECT count(*) FROM resources)
@@ -1647,6 +1667,41 @@ plan_summary() {
 }
 
 # x10_report: the section on ten times the data: each case's CPU per request in pool mode at
+mins() { awk -v s="$1" 'BEGIN { printf "%.1f", s / 60 }'; }
+# took_secs_of NAME: the seconds the parts of that name took, 0 for none
+took_secs_of() {
+	local i n=0
+	for i in "${!took_names[@]}"; do
+		[ "${took_names[$i]}" != "$1" ] || n=$((n + took_secs[i]))
+	done
+	echo "$n"
+}
+# took_report: the minutes each part of this run took (bench/run.sh from its start to the
+# report), and the whole run's without loading the data set of ten times CITY, which is kept
+# between runs, against the target
+took_report() {
+	local i name seen="|" total=0 x10_load=0 rest
+	echo "## How long this run took"
+	echo
+	echo "| part | minutes | target | met? |"
+	echo "|---|---:|---|---|"
+	for i in "${!took_names[@]}"; do
+		total=$((total + took_secs[i]))
+		name=${took_names[$i]}
+		[[ "$seen" != *"|$name|"* ]] || continue
+		seen+="$name|"
+		echo "| $name | $(mins "$(took_secs_of "$name")") | - | - |"
+	done
+	if [ "$x10_status" = ok ]; then
+		x10_load=$(awk '$1 == "took_load" { print $2 }' "$x10_work/summary.txt")
+		echo "| of which the ten-times step loading its data set | $(mins "${x10_load:-0}") | - | - |"
+	fi
+	rest=$((total - ${x10_load:-0}))
+	echo "| the whole run | $(mins "$total") | - | - |"
+	echo "| the whole run without loading the ten-times data set (kept between runs) |" \
+		"$(mins "$rest") | < 40 min | $(verdict "$rest" "<" 2400) |"
+	echo
+}
 # CITY's size (this run) and at ten times (the run of x10_work), the sweeps and the load
 x10_report() {
 	echo "## Ten times the data (pool)"
@@ -1726,6 +1781,7 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 		echo
 	fi
 	x10_report
+	took_report
 	echo "## Other measurements"
 	echo
 	cat "$other"
@@ -1740,6 +1796,7 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 {
 	echo "sizes $sizes"
 	echo "load_city $load_city"
+	echo "took_load $(took_secs_of "loading CITY and SMALL")"
 	for k in 0 50 100; do v=sweep_$k; v=${!v}; echo "sweep_$k ${v%%|*}"; done
 	for k in "${!one[@]}"; do echo "one.$k ${one[$k]}"; done
 } >"$work/summary.txt"
