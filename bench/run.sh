@@ -417,8 +417,8 @@ if [ -n "$kept_data" ]; then
 	read -r load_city load_small <<<"$kept_data"
 	log "CITY and SMALL kept from an earlier run today under $state (CITY loaded in ${load_city} s)"
 else
-	# SMALL lives in its own database, a copy of the freshly migrated one
 	phase "loading CITY and SMALL"
+	# SMALL lives in its own database, a copy of the freshly migrated one
 	DB=postgres asql -c "CREATE DATABASE courts_small TEMPLATE courts OWNER courts"
 	log "loading CITY ($city_venues venues, $city_courts courts, $city_players players, $city_requests requests)"
 	load_city=$(load courts "$city_venues" "$city_players" "$city_requests")
@@ -1666,7 +1666,7 @@ plan_summary() {
 		echo "=> venues_earth_idx is NOT used by the captured plan"
 }
 
-# x10_report: the section on ten times the data: each case's CPU per request in pool mode at
+# mins SECONDS: in minutes, one decimal
 mins() { awk -v s="$1" 'BEGIN { printf "%.1f", s / 60 }'; }
 # took_secs_of NAME: the seconds the parts of that name took, 0 for none
 took_secs_of() {
@@ -1702,6 +1702,7 @@ took_report() {
 		"$(mins "$rest") | < 40 min | $(verdict "$rest" "<" 2400) |"
 	echo
 }
+# x10_report: the section on ten times the data: each case's CPU per request in pool mode at
 # CITY's size (this run) and at ten times (the run of x10_work), the sweeps and the load
 x10_report() {
 	echo "## Ten times the data (pool)"
