@@ -139,13 +139,14 @@ fcmp() { awk -v a="$1" -v b="$3" "BEGIN { exit !(a $2 b) }"; }
 fmt() { awk -v v="$1" -v d="${2:-2}" 'BEGIN { printf "%.*f", d, v }'; }
 none_done=1000000000	# latency sentinel: no request finished within the run
 # How long each part of the run took, for the report (bench/README.md, "How long"): phase NAME
-# ends the part under way, if any, and starts NAME (a name may come again: the report adds its
-# parts up); phase "" ends the last
-took_names=() took_secs=() phase_name="" phase_from=$SECONDS
+# ends the part under way, if any, adding its seconds to took[its name] (a name may come
+# again), and starts NAME; phase "" ends the last. took_order: the names as they first came.
+declare -A took=()
+took_order=() phase_name="" phase_from=$SECONDS
 phase() {
 	if [ -n "$phase_name" ]; then
-		took_names+=("$phase_name")
-		took_secs+=($((SECONDS - phase_from)))
+		[ -n "${took[$phase_name]+set}" ] || took_order+=("$phase_name")
+		took[$phase_name]=$((${took[$phase_name]:-0} + SECONDS - phase_from))
 	fi
 	phase_name=$1 phase_from=$SECONDS
 }
@@ -1667,30 +1668,19 @@ plan_summary() {
 }
 
 # mins SECONDS: in minutes, one decimal
-mins() { awk -v s="$1" 'BEGIN { printf "%.1f", s / 60 }'; }
-# took_secs_of NAME: the seconds the parts of that name took, 0 for none
-took_secs_of() {
-	local i n=0
-	for i in "${!took_names[@]}"; do
-		[ "${took_names[$i]}" != "$1" ] || n=$((n + took_secs[i]))
-	done
-	echo "$n"
-}
+mins() { fmt "$(($1 * 100 / 60))e-2" 1; }
 # took_report: the minutes each part of this run took (bench/run.sh from its start to the
 # report), and the whole run's without loading the data set of ten times CITY, which is kept
 # between runs, against the target
 took_report() {
-	local i name seen="|" total=0 x10_load=0 rest
+	local name total=0 x10_load=0 rest
 	echo "## How long this run took"
 	echo
 	echo "| part | minutes | target | met? |"
 	echo "|---|---:|---|---|"
-	for i in "${!took_names[@]}"; do
-		total=$((total + took_secs[i]))
-		name=${took_names[$i]}
-		[[ "$seen" != *"|$name|"* ]] || continue
-		seen+="$name|"
-		echo "| $name | $(mins "$(took_secs_of "$name")") | - | - |"
+	for name in "${took_order[@]}"; do
+		total=$((total + took[$name]))
+		echo "| $name | $(mins "${took[$name]}") | - | - |"
 	done
 	if [ "$x10_status" = ok ]; then
 		x10_load=$(awk '$1 == "took_load" { print $2 }' "$x10_work/summary.txt")
@@ -1797,7 +1787,7 @@ machine="$(nproc) vCPU, $(awk -F': ' '/model name/ { print $2; exit }' /proc/cpu
 {
 	echo "sizes $sizes"
 	echo "load_city $load_city"
-	echo "took_load $(took_secs_of "loading CITY and SMALL")"
+	echo "took_load ${took[loading CITY and SMALL]:-0}"
 	for k in 0 50 100; do v=sweep_$k; v=${!v}; echo "sweep_$k ${v%%|*}"; done
 	for k in "${!one[@]}"; do echo "one.$k ${one[$k]}"; done
 } >"$work/summary.txt"
