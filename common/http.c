@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -613,68 +615,135 @@ serve_warm(FCGX_Request *fr)
  * 16 connections, had a p99 of 32-49 ms (tails to 130 ms) where a pool's four workers, with
  * the other requests waiting in their socket's backlog, had 10-13 ms. So at most
  * FCGID_CONCURRENCY requests (default 4, as a pool's FCGI_WORKERS) of one program and one
- * Apache work at once; the others wait here for a turn, as they would in that backlog. A
- * turn is a lock (flock) on one of as many files beside the program's socket, in mod_fcgid's
- * own directory: the kernel gives it back when a process ends, however it ends. A request
- * that finds none free waits for the one its process is given (its pid modulo the count).
+ * Apache work at once; the others wait here for a turn, as they would in that backlog: in
+ * one queue, each taking the first turn given back.
+ *
+ * A turn is a lock (flock) on one of as many files beside the program's socket, in
+ * mod_fcgid's own directory: the kernel gives it back when a process ends, however it ends.
+ * The queue is one more such lock, the gate, which every request takes before it looks for
+ * a free turn and gives back once it has one: the kernel hands a contended flock to its
+ * waiters one at a time in the order they came, so the request at the gate is the one that
+ * has waited longest, and only it is awake. When it finds no turn free it waits on a FIFO
+ * beside them, into which each request that gives its turn back writes a byte; it empties the
+ * FIFO before it looks, so no byte written after its look is missed, and it looks again
+ * every TURN_LOOK_MS anyway, for the turn of a process that ended holding it (given back by
+ * the kernel, with no byte). Before, a request that found none free waited on the turn of
+ * its own process (its pid modulo the count), while another turn could stand free: the
+ * slots of another court each had p99s of 34-62 ms that way, 27-30 ms with the one queue
+ * (bench/README.md, "mod_fcgid").
  * 0 turns the wait off; a directory the process cannot write leaves it off too.
  */
 #define TURNS_DEFAULT	4
 #define TURNS_MAX	64
+#define TURN_LOOK_MS	20
 
 static int turn_fds[TURNS_MAX];
 static int turn_count;		/* 0: no turns */
 static int turn_held = -1;
+static int turn_gate = -1;	/* the queue's lock */
+static int turn_fifo = -1;	/* a byte for each turn given back */
+
+static void
+turns_close(int n)
+{
+	while (n-- > 0)
+		close(turn_fds[n]);
+	if (turn_gate >= 0)
+		close(turn_gate);
+	if (turn_fifo >= 0)
+		close(turn_fifo);
+	turn_gate = turn_fifo = -1;
+}
 
 static void
 turns_open(int listen_fd)
 {
 	char dir[PATH_SOCKET], path[PATH_SOCKET + 64], *slash;
 	int want = config_env_int("FCGID_CONCURRENCY", TURNS_DEFAULT, 0, TURNS_MAX), i;
+	struct stat st;
 
 	if (want == 0 || !socket_path(listen_fd, dir) || (slash = strrchr(dir, '/')) == NULL)
 		return;
 	*slash = '\0';
+	snprintf(path, sizeof path, "%s/courts-turn.%s.queue", dir, log_program());
+	if ((turn_gate = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		goto fail;
+	/* O_RDWR: the FIFO never blocks its opener and always has a reader, its writers' own */
+	snprintf(path, sizeof path, "%s/courts-turn.%s.given", dir, log_program());
+	if ((mkfifo(path, 0600) < 0 && errno != EEXIST) ||
+	    (turn_fifo = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+		goto fail;
+	if (fstat(turn_fifo, &st) < 0 || !S_ISFIFO(st.st_mode)) {
+		log_msg(NULL, "error", "%s is not a FIFO: requests of this process do not wait "
+		    "for a turn", path);
+		turns_close(0);
+		return;
+	}
 	for (i = 0; i < want; i++) {
 		snprintf(path, sizeof path, "%s/courts-turn.%s.%d", dir, log_program(), i);
 		if ((turn_fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
-			log_msg(NULL, "error", "cannot open %s (%s): requests of this process do "
-			    "not wait for a turn", path, strerror(errno));
-			while (i-- > 0)
-				close(turn_fds[i]);
-			return;
+			turns_close(i);
+			goto fail_logged;
 		}
 	}
 	turn_count = want;
+	return;
+fail:
+	turns_close(0);
+fail_logged:
+	log_msg(NULL, "error", "cannot open %s (%s): requests of this process do not wait for "
+	    "a turn", path, strerror(errno));
+}
+
+/* The first free turn into turn_held, if any. */
+static bool
+turn_free(void)
+{
+	int i;
+
+	for (i = 0; i < turn_count; i++)
+		if (flock(turn_fds[i], LOCK_EX | LOCK_NB) == 0) {
+			turn_held = i;
+			return true;
+		}
+	return false;
 }
 
 static void
 turn_take(void)
 {
-	int i, t, mine;
+	struct pollfd pfd;
+	char drain[256];
 
 	if (turn_count == 0)
 		return;
-	mine = (int)(getpid() % turn_count);
-	for (i = 0; i < turn_count; i++) {
-		t = (mine + i) % turn_count;
-		if (flock(turn_fds[t], LOCK_EX | LOCK_NB) == 0) {
-			turn_held = t;
-			return;
-		}
-	}
-	while (flock(turn_fds[mine], LOCK_EX) < 0)
+	while (flock(turn_gate, LOCK_EX) < 0)
 		if (errno != EINTR)
-			return;
-	turn_held = mine;
+			return;		/* served without a turn rather than not at all */
+	pfd.fd = turn_fifo;
+	pfd.events = POLLIN;
+	for (;;) {
+		while (read(turn_fifo, drain, sizeof drain) > 0)
+			;
+		if (turn_free())
+			break;
+		if (poll(&pfd, 1, TURN_LOOK_MS) < 0 && errno != EINTR)
+			break;
+	}
+	flock(turn_gate, LOCK_UN);
 }
 
 static void
 turn_give(void)
 {
-	if (turn_held >= 0)
-		flock(turn_fds[turn_held], LOCK_UN);
+	if (turn_held < 0)
+		return;
+	flock(turn_fds[turn_held], LOCK_UN);
 	turn_held = -1;
+	/* the byte wakes the request at the gate; a full FIFO (EAGAIN) already does */
+	if (write(turn_fifo, "", 1) < 0 && errno != EAGAIN)
+		log_msg(NULL, "error", "cannot wake the request waiting for a turn: %s",
+		    strerror(errno));
 }
 
 /*

@@ -92,7 +92,63 @@ three_blocked() {
 	# one at a time: the two others wait for their turn, not in the database
 	one=$(COURTS_MODE=fastcgi extra_apache turns1 FCGID_CONCURRENCY=1 FCGID_WARM=public 3>&-)
 	[ "$(three_blocked "$one")" = 1 ]
-	# the turns are files beside the programs' sockets
-	[ -e "$COURTS_STATE/extra-turns1/apache/run/fcgid/courts-turn.public.0" ]
-	[ ! -e "$COURTS_STATE/extra-turns1/apache/run/fcgid/courts-turn.public.1" ]
+	# the turns are files beside the programs' sockets, with the queue's lock and its FIFO
+	dir=$COURTS_STATE/extra-turns1/apache/run/fcgid
+	[ -f "$dir/courts-turn.public.0" ]
+	[ ! -e "$dir/courts-turn.public.1" ]
+	[ -f "$dir/courts-turn.public.queue" ]
+	[ -p "$dir/courts-turn.public.given" ]
+}
+
+# turn_holder FILE: the PID of the process that holds FILE's lock (flock), from /proc/locks
+turn_holder() {
+	awk -v ino="$(stat -c %i "$1")" '$2 == "FLOCK" && $4 == "WRITE" {
+		n = split($6, d, ":"); if (d[n] == ino) print $5 }' /proc/locks
+}
+
+# lock_waiters: the PIDs of public.cgi's sessions that wait for a lock, one a line
+lock_waiters() {
+	sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'public'
+		AND wait_event_type = 'Lock' ORDER BY pid"
+}
+
+@test "a request waiting for a turn takes the first one given back, whichever it is, the turn of a process that died included" {
+	reset_db
+	two=$(COURTS_MODE=fastcgi extra_apache turns2 FCGID_CONCURRENCY=2 FCGID_WARM=public 3>&-)
+	dir=$COURTS_STATE/extra-turns2/apache/run/fcgid
+	held_open "LOCK TABLE venues IN ACCESS EXCLUSIVE MODE"
+	# one after the other: the first two take the two turns and wait on the lock, the third
+	# waits for a turn
+	for i in 1 2 3; do
+		curl -s -o /dev/null -w '%{http_code}' --max-time 30 "$two/api/venues" \
+			>"$BATS_TEST_TMPDIR/code-$i" 3>&- &
+		deadline=$((SECONDS + 10))
+		until [ "$(lock_waiters | wc -l)" -ge $((i < 2 ? i : 2)) ]; do
+			[ $SECONDS -lt $deadline ] || { echo "request $i reached no lock" >&2; held_commit; return 1; }
+			sleep 0.05
+		done
+	done
+	sleep 1
+	before=$(lock_waiters)
+	[ "$(wc -l <<<"$before")" = 2 ] || { echo "waiting on the lock: $before" >&2; held_commit; return 1; }
+	# the process holding the second turn is killed, so nothing of its own gives the turn
+	# back: the kernel does, and the third request takes it (waiting on its own process's
+	# turn, it waited for the first request half the time)
+	pid=$(turn_holder "$dir/courts-turn.public.1")
+	[ -n "$pid" ] && [ -n "$(turn_holder "$dir/courts-turn.public.0")" ]
+	# mod_fcgid logs the request it lost with the process
+	expect_log apache 'End of script output before headers: public\.cgi'
+	# its database session, still waiting on the lock, finds its client gone once it has it
+	expect_log postgres 'FATAL:  connection to client lost'
+	kill -KILL "$pid"
+	deadline=$((SECONDS + 5))
+	until [ -n "$(comm -13 <(echo "$before") <(lock_waiters))" ]; do
+		[ $SECONDS -lt $deadline ] || { echo "the third request took no turn" >&2; held_commit; return 1; }
+		sleep 0.05
+	done
+	held_commit
+	wait
+	# the first and third answered; the second's process is gone
+	codes=$(for i in 1 2 3; do cat "$BATS_TEST_TMPDIR/code-$i"; echo; done | sort | tr '\n' ' ')
+	[[ $codes == "200 200 5"??" " ]] || { echo "answers: $codes" >&2; return 1; }
 }
