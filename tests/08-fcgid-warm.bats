@@ -135,7 +135,8 @@ lock_waiters() {
 	# back: the kernel does, and the third request takes it (when a request waited on the
 	# turn of its own process, the third could wait for the first instead: three runs in three)
 	pid=$(turn_holder "$dir/courts-turn.public.1")
-	[ -n "$pid" ] && [ -n "$(turn_holder "$dir/courts-turn.public.0")" ]
+	[ -n "$pid" ]
+	[ -n "$(turn_holder "$dir/courts-turn.public.0")" ]
 	# mod_fcgid logs the request it lost with the process
 	expect_log apache 'End of script output before headers: public\.cgi'
 	# its database session, still waiting on the lock, finds its client gone once it has it
