@@ -659,7 +659,8 @@ static void
 turns_open(int listen_fd)
 {
 	char dir[PATH_SOCKET], path[PATH_SOCKET + 64], *slash;
-	int want = config_env_int("FCGID_CONCURRENCY", TURNS_DEFAULT, 0, TURNS_MAX), i;
+	int want = config_env_int("FCGID_CONCURRENCY", TURNS_DEFAULT, 0, TURNS_MAX), i = 0;
+	const char *why;
 	struct stat st;
 
 	if (want == 0 || !socket_path(listen_fd, dir) || (slash = strrchr(dir, '/')) == NULL)
@@ -671,28 +672,24 @@ turns_open(int listen_fd)
 	/* O_RDWR: the FIFO never blocks its opener and always has a reader, its writers' own */
 	snprintf(path, sizeof path, "%s/courts-turn.%s.given", dir, log_program());
 	if ((mkfifo(path, 0600) < 0 && errno != EEXIST) ||
-	    (turn_fifo = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0)
+	    (turn_fifo = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)) < 0 || fstat(turn_fifo, &st) < 0)
 		goto fail;
-	if (fstat(turn_fifo, &st) < 0 || !S_ISFIFO(st.st_mode)) {
-		log_msg(NULL, "error", "%s is not a FIFO: requests of this process do not wait "
-		    "for a turn", path);
-		turns_close(0);
-		return;
+	if (!S_ISFIFO(st.st_mode)) {
+		errno = 0;
+		goto fail;
 	}
-	for (i = 0; i < want; i++) {
+	for (; i < want; i++) {
 		snprintf(path, sizeof path, "%s/courts-turn.%s.%d", dir, log_program(), i);
-		if ((turn_fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0) {
-			turns_close(i);
-			goto fail_logged;
-		}
+		if ((turn_fds[i] = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+			goto fail;
 	}
 	turn_count = want;
 	return;
 fail:
-	turns_close(0);
-fail_logged:
+	why = errno != 0 ? strerror(errno) : "not a FIFO";
+	turns_close(i);
 	log_msg(NULL, "error", "cannot open %s (%s): requests of this process do not wait for "
-	    "a turn", path, strerror(errno));
+	    "a turn", path, why);
 }
 
 /* The first free turn into turn_held, if any. */

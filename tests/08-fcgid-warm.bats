@@ -55,10 +55,14 @@ procs() { "$COURTS_ROOT/scripts/stack.sh" fcgid-count "$WARM_STATE" "$1"; }
 	[ $(($(now_ms) - t0)) -ge 3000 ]
 }
 
-# waiting_on_lock: how many sessions of public.cgi wait for a lock
-waiting_on_lock() {
-	sql "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'public' AND wait_event_type = 'Lock'"
+# lock_waiters: the PIDs of public.cgi's sessions that wait for a lock, one a line
+lock_waiters() {
+	sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'public'
+		AND wait_event_type = 'Lock' ORDER BY pid"
 }
+
+# waiting_on_lock: how many sessions of public.cgi wait for a lock
+waiting_on_lock() { lock_waiters | wc -l; }
 
 # three_blocked BASE: three requests of public.cgi at once while the venues are locked; once
 # the first waits on the lock (and a second more), prints how many wait on it, then lets
@@ -106,12 +110,6 @@ turn_holder() {
 		n = split($6, d, ":"); if (d[n] == ino) print $5 }' /proc/locks
 }
 
-# lock_waiters: the PIDs of public.cgi's sessions that wait for a lock, one a line
-lock_waiters() {
-	sql "SELECT pid FROM pg_stat_activity WHERE application_name = 'public'
-		AND wait_event_type = 'Lock' ORDER BY pid"
-}
-
 @test "a request waiting for a turn takes the first one given back, whichever it is, the turn of a process that died included" {
 	reset_db
 	two=$(COURTS_MODE=fastcgi extra_apache turns2 FCGID_CONCURRENCY=2 FCGID_WARM=public 3>&-)
@@ -123,7 +121,7 @@ lock_waiters() {
 		curl -s -o /dev/null -w '%{http_code}' --max-time 30 "$two/api/venues" \
 			>"$BATS_TEST_TMPDIR/code-$i" 3>&- &
 		deadline=$((SECONDS + 10))
-		until [ "$(lock_waiters | wc -l)" -ge $((i < 2 ? i : 2)) ]; do
+		until [ "$(waiting_on_lock)" -ge $((i < 2 ? i : 2)) ]; do
 			[ $SECONDS -lt $deadline ] || { echo "request $i reached no lock" >&2; held_commit; return 1; }
 			sleep 0.05
 		done
