@@ -762,7 +762,7 @@ search_env() {
 # .txt (cpu_per_req): wrk runs alone in a subshell, whose `times` then gives the CPU of its
 # children (timeout and wrk); the stand-in's own times per request to .provider
 run_case() {
-	local c=$1 d=$2 out=$3 tok url envs=() busy b0 wrk_times s0 s1 t0 y0 y1
+	local c=$1 d=$2 out=$3 tok url envs=() busy b0 wrk_times s0 s1 t0 y0 y1 l0
 	local args=(-t"$threads" -c"$conns" -d"${d}s" --latency --timeout 10s)
 	rules_for "$c"
 	sync_for "$c"
@@ -802,6 +802,7 @@ run_case() {
 	t0=$({ wc -l <"$stand/timings"; } 2>/dev/null || echo 0)
 	s0=$(stand_in_jiffies)
 	y0=$(standby_jiffies)
+	is_write "$c" && l0=$(wal_lsn)
 	busy_jiffies
 	b0=$busy
 	wrk_times=$(env "${envs[@]}" timeout $((d + 30)) wrk "${args[@]}" "$url" >"$out" 2>&1 || true
@@ -809,6 +810,7 @@ run_case() {
 	busy_jiffies
 	s1=$(stand_in_jiffies)
 	y1=$(standby_jiffies)
+	if is_write "$c"; then wal_between "$l0" "$(wal_lsn)"; else echo "- -"; fi >"${out%.txt}.wal"
 	# `times`: "0m0.004s 0m0.001s" (the subshell) then the same for its children, user and system
 	printf '%s\n' "$wrk_times" | awk -v b0="$b0" -v b1="$busy" -v s0="$s0" -v s1="$s1" \
 		-v y0="$y0" -v y1="$y1" -v hz="$clk_tck" '
@@ -817,6 +819,31 @@ run_case() {
 		END { printf "%.3f %.3f %.3f %.3f\n", (b1 - b0) / hz, w, (s1 - s0) / hz, (y1 - y0) / hz }' \
 		>"${out%.txt}.cpu"
 	tail -n +$((t0 + 1)) "$stand/timings" 2>/dev/null >"${out%.txt}.provider" || : >"${out%.txt}.provider"
+}
+
+# is_write CASE: whether the case writes (creates and joins)
+is_write() { case $1 in create* | join*) return 0 ;; *) return 1 ;; esac; }
+# wal_lsn: how far the WAL is on disk (a write run's commits are, once it has ended).
+# wal_between FROM TO: the WAL written between two such positions, in bytes, and of it the
+# bytes of whole pages (full_page_writes: the first change of a page after a checkpoint writes
+# the whole page), as "bytes page_bytes", read with pg_waldump outside the measured window;
+# "bytes -" when pg_waldump cannot read them all (a checkpoint during the run removed some)
+wal_lsn() { asql -c "SELECT pg_current_wal_flush_lsn()"; }
+lsn_bytes() { echo $(( (16#${1%/*} << 32) + 16#${1#*/} )); }
+wal_between() {
+	local stats fpi=""
+	if stats=$("$(pg_bin)/pg_waldump" -p "$state/pg/pg_wal" -s "$1" -e "$2" --stats 2>/dev/null); then
+		fpi=$(awk '$1 == "Total" { print $5 }' <<<"$stats")
+	fi
+	echo "$(( $(lsn_bytes "$2") - $(lsn_bytes "$1") )) ${fpi:--}"
+}
+# wal_per_req OUTFILE: the WAL a request of the run wrote, in bytes, and of it whole pages', as
+# "bytes page_bytes" ("- -" for a case that does not write, or a run without a request)
+wal_per_req() {
+	awk 'FNR == NR { b = $1; f = $2; next }
+		/ requests in / { n = $1 }
+		END { if (n > 0 && b != "-") printf "%.0f %s\n", b / n, f == "-" ? "-" : sprintf("%.0f", f / n)
+		      else print "- -" }' "${1%.txt}.wal" "$1"
 }
 
 # cpu_per_req OUTFILE: ms of CPU per request of a wrk run: the whole machine's CPU during the
@@ -1034,13 +1061,15 @@ for mode in $modes; do
 			finish_run "$c"
 			if line=$(parse_wrk "$out"); then
 				cpu=$(cpu_per_req "$out")
-				echo "$mode $round $c $line $cpu $(provider_per_req "$out") $(standby_per_req "$out")" >>"$runs"
+				echo "$mode $round $c $line $cpu $(provider_per_req "$out") $(standby_per_req "$out")" \
+					"$(wal_per_req "$out")" >>"$runs"
 				rps=${line%% *}
 				[ "$c" = trivial ] && floor_rps=$rps
 				log "$mode round $round $c: $rps req/s, p50/p99 $(echo "$line" | awk '{ print $2 "/" $3 }') ms," \
 					"non-2xx $(echo "$line" | awk '{ print $4 }'), $(awk -v a="$rps" -v b="${floor_rps:-0}" \
 					'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "n/a" }')x the trivial CGI," \
-					"CPU $cpu ms/req"
+					"CPU $cpu ms/req$(is_write "$c" && wal_per_req "$out" |
+						awk '{ printf ", WAL %s B/req (%s of whole pages)", $1, $2 }')"
 			else
 				log "$mode round $round $c: wrk gave no result (see $out)"
 			fi
@@ -1767,6 +1796,25 @@ x10_report() {
 	b=$(x10_get load_city)
 	echo "| load of CITY (s) | $load_city | $b |" \
 		"$(fmt "$(awk -v a="$load_city" -v b="$b" 'BEGIN { if (a > 0) print b / a }')" 1)x | | | - | - |"
+	echo
+	# what the writes wrote to the WAL at both sizes (runs.tsv's last two columns)
+	local w=""
+	for c in $x10_cases; do is_write "$c" && w+=" $c"; done
+	[ -n "$w" ] || return 0
+	echo "The WAL a write request wrote (median over the rounds, bytes), and of it the whole pages"
+	echo "written on a page's first change after a checkpoint (every run starts after one):"
+	echo
+	echo "| case | WAL 1x | of it whole pages | WAL 10x | of it whole pages |"
+	echo "|---|---:|---:|---:|---:|"
+	wal_med() {	# CASE COLUMN -> the median, in whole bytes, or - when no round has one
+		local v
+		v=$(col pool "$1" "$2" | awk '$1 != "-"' | median)
+		if [ -n "$v" ]; then fmt "$v" 0; else echo -; fi
+	}
+	for c in $w; do
+		echo "| ${label[$c]} | $(wal_med "$c" 13) | $(wal_med "$c" 14) |" \
+			"$(runs=$x10_work/runs.tsv; wal_med "$c" 13) | $(runs=$x10_work/runs.tsv; wal_med "$c" 14) |"
+	done
 	echo
 }
 

@@ -100,6 +100,39 @@ nothing_written() {
 	[ "$(jqr '.[0].id')" = "$id" ]
 }
 
+# uuid_ms ID: the milliseconds since 1970 in the first 48 bits of a UUID of version 7
+uuid_ms() { local h=${1//-/}; echo $((16#${h:0:12})); }
+
+@test "a match and its rows get keys in the order they are made (UUID version 7); its invitation token stays random (version 4)" {
+	req POST /api/match/requests -t "$TOKEN" -d "$(create_body)"
+	expect 201
+	first=$(jqr .id)
+	made=$(date -u -d "$(jqr .createdAt)" +%s%3N)
+	token=$(jqr .invitationToken)
+	req POST /api/match/requests -t "$TOKEN" -d "$(create_body '.startTime = "20:00:00"')"
+	expect 201
+	second=$(jqr .id)
+	# version 7 with RFC 9562's variant, made within seconds of the match's createdAt
+	[ "${first:14:1}" = 7 ]
+	[[ ${first:19:1} == [89ab] ]]
+	ms=$(uuid_ms "$first")
+	[ "$ms" -ge "$made" ]
+	[ "$ms" -lt $((made + 10000)) ]
+	# the later match sorts after the earlier one, as text and as the uuid type
+	[[ $second > $first ]]
+	[ "$(sql "SELECT '$second'::uuid > '$first'::uuid")" = t ]
+	# the token, a secret, carries no time: version 4
+	[ "${token:14:1}" = 4 ]
+	[ "$(sql "SELECT count(*) FILTER (WHERE substr(invitation_token::text, 15, 1) = '4')
+	          FROM match_requests")" = 2 ]
+	# the organizers' places and their payments alike, each made within seconds of its match
+	[ "$(sql "SELECT count(*) FROM match_players p JOIN payments y ON y.entry_id = p.id
+	          WHERE substr(p.id::text, 15, 1) = '7' AND substr(y.id::text, 15, 1) = '7'
+	            AND abs(('x' || left(replace(y.id::text, '-', ''), 12))::bit(48)::bigint
+	                    - ('x' || left(replace(p.match_request_id::text, '-', ''), 12))::bit(48)::bigint)
+	                < 10000")" = 2 ]
+}
+
 @test "a ONE_VS_ONE request has one free place and each player pays half" {
 	req POST /api/match/requests -t "$TOKEN" -d "$(create_body '.format = "ONE_VS_ONE" | del(.customMessage, .searchRadiusKm)')"
 	expect 201

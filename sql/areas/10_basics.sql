@@ -1,7 +1,8 @@
 -- 10_basics: the small helpers every other area builds on. None reads a table: the API's text
 -- of timestamps, times and day names; seconds since midnight and back, in which a court's day
 -- is counted; earth points and the chord/great-circle conversions of the geographic searches;
--- epoch microseconds; and the two grids of cells, home_cell's for player_home_cells
+-- epoch microseconds; the keys of new rows, in the order they are made; and the two grids of
+-- cells, home_cell's for player_home_cells
 -- (sql/areas/40_players.sql) and search_cell's for search_area_versions
 -- (sql/areas/20_versions.sql).
 --
@@ -98,3 +99,40 @@ CREATE OR REPLACE FUNCTION search_cell(deg double precision) RETURNS integer
     RETURN floor(deg * 10)::integer;
 COMMENT ON FUNCTION search_cell(double precision) IS
     'The grid cell of a latitude or longitude for search_area_versions: a tenth of a degree.';
+
+-- ---- the keys of new rows, in the order they are made ----------------------------------------
+-- A UUID of version 7 (RFC 9562): the first 48 bits are the milliseconds since 1970 of the
+-- clock when the row is made (clock_timestamp), then the version, then 74 random bits of
+-- gen_random_uuid's (its variant bits kept): keys of one millisecond are in no order. A random key (version 4) lands
+-- on any leaf of its index, so the more rows a table holds, the more of its insertions change
+-- a page no insertion has changed since the last checkpoint, which the WAL then takes whole
+-- (full_page_writes), and the more of the index must be in memory; a key made later lands
+-- beside the one made before it. At ten times CITY a hold wrote 3.3 times the WAL it wrote at
+-- CITY's size, 41 of its 44 kB whole pages (bench/README.md, "Ten times the data"). The key
+-- tells no more than the answers do: when a match was made is its organizer's joinedAt, when
+-- an invitation was sent its sentAt.
+CREATE OR REPLACE FUNCTION uuid_v7() RETURNS uuid
+    LANGUAGE sql VOLATILE PARALLEL SAFE
+    RETURN encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
+                          PLACING substring(int8send(floor(extract(epoch FROM clock_timestamp())
+                                                              * 1000)::bigint) FROM 3)
+                          FROM 1 FOR 6), 52, 1), 53, 1), 'hex')::uuid;
+COMMENT ON FUNCTION uuid_v7() IS
+    'A new UUID of version 7: the milliseconds of the clock, then random bits (RFC 9562).';
+
+-- The rows that bookings, matches, places and payments write take it as their key; accounts,
+-- venues, courts and their pictures and prices keep random keys (few, and made once). Here,
+-- after the function, because a migration names no area's function; a second run sets the
+-- same defaults again. Secrets are never made by it: an invitation token stays
+-- gen_random_uuid's.
+ALTER TABLE match_requests ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE match_players ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE payments ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE payment_issues ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE notifications ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE invitations ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE match_waitlist ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE place_requests ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE match_handovers ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE match_series ALTER COLUMN id SET DEFAULT uuid_v7();
+ALTER TABLE court_blocks ALTER COLUMN id SET DEFAULT uuid_v7();
