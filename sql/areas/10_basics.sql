@@ -103,14 +103,14 @@ COMMENT ON FUNCTION search_cell(double precision) IS
 -- ---- the keys of new rows, in the order they are made ----------------------------------------
 -- A UUID of version 7 (RFC 9562): the first 48 bits are the milliseconds since 1970 of the
 -- clock when the row is made (clock_timestamp), then the version, then 74 random bits of
--- gen_random_uuid's (its variant bits kept): keys of one millisecond are in no order. A random key (version 4) lands
--- on any leaf of its index, so the more rows a table holds, the more of its insertions change
--- a page no insertion has changed since the last checkpoint, which the WAL then takes whole
--- (full_page_writes), and the more of the index must be in memory; a key made later lands
--- beside the one made before it. At ten times CITY a hold wrote 3.3 times the WAL it wrote at
--- CITY's size, 41 of its 44 kB whole pages (bench/README.md, "Ten times the data"). The key
--- tells no more than the answers do: when a match was made is its organizer's joinedAt, when
--- an invitation was sent its sentAt.
+-- gen_random_uuid's (its variant bits kept); keys of one millisecond are in no order. A random
+-- key (version 4) lands on any leaf of its index, so the more rows a table holds, the more of
+-- its insertions change a page no insertion has changed since the last checkpoint, which the
+-- WAL then takes whole (full_page_writes), and the more of the index must be in memory; a key
+-- made later lands beside the one made before it. With random keys a hold wrote 13.3 kB of
+-- WAL at CITY's size and 41.3 kB at ten times, 38.5 of them whole pages; with these, 8.0 and
+-- 17.9 kB (bench/README.md, "Ten times the data"). The key tells no more than the answers do:
+-- when a match was made is its organizer's joinedAt, when an invitation was sent its sentAt.
 CREATE OR REPLACE FUNCTION uuid_v7() RETURNS uuid
     LANGUAGE sql VOLATILE PARALLEL SAFE
     RETURN encode(set_bit(set_bit(overlay(uuid_send(gen_random_uuid())
