@@ -1164,17 +1164,18 @@ if [ -x /usr/bin/time ]; then
 fi
 
 # ---- the sweeper on expired holds ------------------------------------------------------------
-# holds COUNT FIRST_DAY TAG: COUNT PENDING_PAYMENT holds on CITY courts that expired 1..11
-# minutes ago, one per court and day from FIRST_DAY days ahead on, ids named after TAG
+# holds COUNT FIRST_DAY: COUNT PENDING_PAYMENT holds on CITY courts that expired 1..11
+# minutes ago, one per court and day from FIRST_DAY days ahead on, with keys made as the
+# service makes them (uuid_v7, in the order of their insertion)
 holds() {
-	DB=$sweep_db asql -v holds="$1" -v day0="$2" -v tag="$3" -v courts="$city_courts" -v players="$city_players" <<-'SQL'
+	DB=$sweep_db asql -v holds="$1" -v day0="$2" -v courts="$city_courts" -v players="$city_players" <<-'SQL'
 	BEGIN;
 	-- without triggers, as bench/data.sql loads: each hold's trigger would take its court day's
 	-- advisory lock, and 100,000 of them in one transaction exceed the lock table (the
 	-- organizer's place counted by hand); nothing is kept for days this far ahead
 	SET LOCAL session_replication_role = replica;
 	CREATE TEMP TABLE bench_hold ON COMMIT DROP AS
-	SELECT n, c, (now() AT TIME ZONE 'Europe/Madrid')::date + :day0 + n / :courts AS booking_date,
+	SELECT uuid_v7() AS id, n, c, (now() AT TIME ZONE 'Europe/Madrid')::date + :day0 + n / :courts AS booking_date,
 	       time '08:00' + make_interval(mins => (n * 5) % CASE WHEN c % 4 = 0 THEN 14 ELSE 9 END
 	                                           * CASE WHEN c % 4 = 0 THEN 60 ELSE 90 END) AS start_time,
 	       make_interval(mins => CASE WHEN c % 4 = 0 THEN 60 ELSE 90 END) AS len,
@@ -1186,7 +1187,7 @@ holds() {
 	                            court_price, price_per_player, currency, search_latitude,
 	                            search_longitude, search_radius_km, expires_at, created_at, updated_at,
 	                            venue_latitude, venue_longitude)
-	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-resource-' || h.c)::uuid,
+	SELECT h.id, md5('bench-resource-' || h.c)::uuid,
 	       md5('bench-player-' || h.p)::uuid, h.booking_date, h.start_time, h.start_time + h.len,
 	       (h.booking_date + h.start_time) AT TIME ZONE 'Europe/Madrid',
 	       (h.booking_date + h.start_time + h.len) AT TIME ZONE 'Europe/Madrid',
@@ -1197,7 +1198,7 @@ holds() {
 	  FROM bench_hold h
 	  JOIN venues v ON v.id = md5('bench-venue-' || ((h.c - 1) / 4 + 1))::uuid;
 	INSERT INTO match_players (match_request_id, player_id, team, role, joined_at)
-	SELECT md5('bench-hold-' || :'tag' || '-' || h.n)::uuid, md5('bench-player-' || h.p)::uuid,
+	SELECT h.id, md5('bench-player-' || h.p)::uuid,
 	       'TEAM_A', 'ORGANIZER', now() - make_interval(secs => 960 + h.n % 600)
 	  FROM bench_hold h;
 	INSERT INTO payments (match_request_id, player_id, kind, amount, currency, status, created_at,
@@ -1206,7 +1207,7 @@ holds() {
 	       'PAYMENT', 5.00, 'EUR', 'PENDING', now() - make_interval(secs => 960 + h.n % 600),
 	       now() - make_interval(secs => 960 + h.n % 600), mp.id
 	  FROM bench_hold h
-	  JOIN match_players mp ON mp.match_request_id = md5('bench-hold-' || :'tag' || '-' || h.n)::uuid;
+	  JOIN match_players mp ON mp.match_request_id = h.id;
 	COMMIT;
 	VACUUM ANALYZE match_requests, match_players, payments;
 	CHECKPOINT;
@@ -1239,12 +1240,12 @@ if [ -x "$build/cron/sweep" ]; then
 	# 100,000 on the days after them (one per court and day)
 	day_a=$((create_day > 40 ? create_day : 40))
 	day_b=$((day_a + (50000 + city_courts - 1) / city_courts + 1))
-	if holds 50000 "$day_a" a >"$work/holds-50k.log" 2>&1; then
+	if holds 50000 "$day_a" >"$work/holds-50k.log" 2>&1; then
 		sweep_50=$(sweep_run 50k)
 	else
 		log "inserting 50,000 holds failed (see $work/holds-50k.log)"
 	fi
-	if holds 100000 "$day_b" b >"$work/holds-100k.log" 2>&1; then
+	if holds 100000 "$day_b" >"$work/holds-100k.log" 2>&1; then
 		sweep_100=$(sweep_run 100k)
 	else
 		log "inserting 100,000 holds failed (see $work/holds-100k.log)"
