@@ -1061,15 +1061,15 @@ for mode in $modes; do
 			finish_run "$c"
 			if line=$(parse_wrk "$out"); then
 				cpu=$(cpu_per_req "$out")
+				wal=$(wal_per_req "$out")
 				echo "$mode $round $c $line $cpu $(provider_per_req "$out") $(standby_per_req "$out")" \
-					"$(wal_per_req "$out")" >>"$runs"
+					"$wal" >>"$runs"
 				rps=${line%% *}
 				[ "$c" = trivial ] && floor_rps=$rps
 				log "$mode round $round $c: $rps req/s, p50/p99 $(echo "$line" | awk '{ print $2 "/" $3 }') ms," \
 					"non-2xx $(echo "$line" | awk '{ print $4 }'), $(awk -v a="$rps" -v b="${floor_rps:-0}" \
 					'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "n/a" }')x the trivial CGI," \
-					"CPU $cpu ms/req$(is_write "$c" && wal_per_req "$out" |
-						awk '{ printf ", WAL %s B/req (%s of whole pages)", $1, $2 }')"
+					"CPU $cpu ms/req$(is_write "$c" && echo ", WAL ${wal% *} B/req (${wal#* } of whole pages)")"
 			else
 				log "$mode round $round $c: wrk gave no result (see $out)"
 			fi
