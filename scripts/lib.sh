@@ -117,11 +117,16 @@ mode_ok() {
 }
 
 # free_port: a port on 127.0.0.1 nothing listens on now, below Linux's ephemeral range
-# (32768-60999), so that no client socket can hold it (for the benchmarks' servers).
+# (32768-60999), so that no client socket can hold it (for the benchmarks' servers). Within
+# FREE_PORTS (FIRST-LAST, default 20000-31999): the suite gives each mode it runs side by side
+# a range of its own (scripts/test.sh), so that one mode's server cannot take the port another
+# has just found free.
 free_port() {
-	local p
+	local p lo=${FREE_PORTS:-20000-31999}
+	local hi=${lo#*-}
+	lo=${lo%-*}
 	while :; do
-		p=$((20000 + RANDOM % 12000))
+		p=$((lo + RANDOM % (hi - lo + 1)))
 		(echo >"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
 	done
 }

@@ -90,6 +90,7 @@ if ! is_root && ! sudo -n true 2>/dev/null && grep -qs 'test_tags=needs:root' "$
 fi
 pids=()
 first=1
+ports=20000	# each mode's servers take their ports from a range of their own (free_port)
 for mode in $modes; do
 	# in the whole suite, a file marked "# Any mode." tests no server (SQL functions, the
 	# sweeper, the pool supervisor on its own socket): it runs with the first mode only
@@ -100,9 +101,10 @@ for mode in $modes; do
 		fi
 	done
 	first=0
-	(cd "$root" && MODE=$mode COURTS_BUILD="$build" bats --tap "${bats_opts[@]}" "${mode_files[@]}" \
+	(cd "$root" && MODE=$mode COURTS_BUILD="$build" FREE_PORTS=$ports-$((ports + 3999)) bats --tap "${bats_opts[@]}" "${mode_files[@]}" \
 		>"$work/bats-$mode.tap" 2>&1; echo "# bats exit $?" >>"$work/bats-$mode.tap") &
 	pids+=($!)
+	ports=$((ports + 4000))
 done
 wait "${pids[@]}"
 for mode in $modes; do

@@ -208,22 +208,15 @@ stop_run() {
 }
 
 # make_run_refused RUNNER DIR [make run arguments...]: make run must end non-zero before it
-# starts anything (the time limit only keeps a wrong pass from hanging the suite). The port is
-# free when chosen; should a server of another run on this machine (the suite's other modes
-# run at the same time) take it before make run looks, make run says so, which is not the
-# refusal under test (that one has a test of its own), and another port is chosen.
+# starts anything (the time limit only keeps a wrong pass from hanging the suite).
 make_run_refused() {
-	local runner=$1 dir=$2 try
+	local runner=$1 dir=$2
 	shift 2
-	for try in 1 2 3; do
-		RUN_PORT=$(free_port)
-		# no process group to stop, but var/ may have moved: teardown_file removes it
-		echo "0|$runner|$dir" >>"$SETUP_DIR/runs"
-		run in_checkout "$runner" "$dir" timeout -k 10 120 make run PORT="$RUN_PORT" \
-			MODE="$COURTS_MODE" "$@" 3>&-
-		grep -q "^make run: port $RUN_PORT on 127.0.0.1 is in use" <<<"$output" || break
-		echo "port $RUN_PORT was taken before make run started (try $try): another port" >&2
-	done
+	RUN_PORT=$(free_port)
+	# no process group to stop, but var/ may have moved: teardown_file removes it
+	echo "0|$runner|$dir" >>"$SETUP_DIR/runs"
+	run in_checkout "$runner" "$dir" timeout -k 10 120 make run PORT="$RUN_PORT" \
+		MODE="$COURTS_MODE" "$@" 3>&-
 	echo "$output"
 	[ "$status" -ne 0 ]
 	[ "$status" -ne 124 ]
