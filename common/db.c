@@ -2,6 +2,7 @@
  * each with a statement cache keyed by the SQL text; session-owned results. */
 #include "db.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -431,4 +432,27 @@ db_close(void)
 {
 	link_close(&primary);
 	link_close(&replica);
+}
+
+/* The child's copy of a session's socket is pointed at /dev/null before libpq says goodbye
+ * on it: the goodbye would end the parent's session at the server. A socket that cannot be
+ * pointed away is left, its connection unfreed, rather than ended. */
+static void
+link_detach(struct link *l)
+{
+	int fd = l->conn != NULL ? PQsocket(l->conn) : -1;
+	int nul = fd >= 0 ? open("/dev/null", O_RDWR | O_CLOEXEC) : -1;
+
+	if (fd >= 0 && (nul < 0 || dup2(nul, fd) < 0))
+		l->conn = NULL;
+	if (nul >= 0)
+		(void)close(nul);
+	link_close(l);
+}
+
+void
+db_detach(void)
+{
+	link_detach(&primary);
+	link_detach(&replica);
 }

@@ -83,4 +83,8 @@ bool db_ping(struct db *d);
 /* Closes the connection (process exit, tests). */
 void db_close(void);
 
+/* In a child just forked: forgets the sessions inherited from the parent without ending
+ * them (they stay the parent's); the child's next statement opens a session of its own. */
+void db_detach(void);
+
 #endif

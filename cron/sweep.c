@@ -49,15 +49,28 @@
  * handle a row twice; a row an API request holds is left for the next run. Refunds and
  * reliability events are also unique in the schema, so nothing is ever counted twice.
  *
+ * A rule whose batches share no row with each other (1, 4, 7 and 10: each writes only the
+ * rows it claimed and rows of theirs) and that finds more than a batch due, a backlog, runs
+ * in SWEEP_SESSIONS sessions at once (default 2): this process and helpers forked for that
+ * rule, each with a session of its own, claiming batches side by side until they come back
+ * short; each helper hands what it committed to this process, which sums the one summary
+ * line. One session is bound by one core (about 100 us a lapsed hold on the bench's
+ * machine: sql/areas/60_lifecycle.sql's writes and their index entries). The rules that
+ * meet in shared rows (a court's day of versions, a player's reliability and rating) stay
+ * in one session, where their batches cannot wait for each other.
+ *
  * Output: one summary line on stdout and exit 0, or a line on stderr and exit 1. A failure
  * rolls back the batch it happened in; batches already committed stay done.
  * Settings: DATABASE_URL and the payment provider's (common/config.h), SWEEP_BATCH (rows
- * per transaction, 1..100000).
+ * per transaction, 1..100000), SWEEP_SESSIONS (sessions a backlog of the rules above takes,
+ * 1..8; 1 keeps every rule in one session).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +82,8 @@
 
 #define BATCH_DEFAULT	1000
 #define BATCH_MAX	100000
+#define SESSIONS_DEFAULT 2
+#define SESSIONS_MAX	8
 #define BATCH_ATTEMPTS	3	/* a batch that lost a deadlock or serialization race is retried */
 #define PROVIDER_BATCH	20	/* calls to the payment provider leased at a time, at most */
 
@@ -93,11 +108,20 @@ struct counts {
 /* One rule: runs one batch of at most limit rows inside an open transaction, adds what it
  * changed to c, and returns the number of rows it claimed, or -1 after a database error.
  * A rule runs until a batch claims fewer than limit rows, or with until_none until one
- * does nothing at all (its steps are not all as large as limit). */
+ * does nothing at all (its steps are not all as large as limit). A rule apart writes only
+ * rows its batch claimed and rows of those (no two of its batches can wait for each other),
+ * so a backlog of it is run in several sessions at once. */
 struct rule {
 	const char	*name;
 	long		(*batch)(struct db *d, const char *limit, struct counts *c);
 	bool		until_none;
+	bool		apart;
+};
+
+/* A child process running a rule's batches beside this one, and the pipe it reports on. */
+struct helper {
+	pid_t	pid;
+	int	fd;
 };
 
 static long
@@ -300,15 +324,15 @@ provider_run(struct db *d, long limit, struct counts *total)
 }
 
 static const struct rule rules[] = {
-	{ "expired holds", batch_expired_holds, false },
-	{ "unfilled matches", batch_unfilled, false },
-	{ "completed matches", batch_completed, false },
-	{ "stale invitations", batch_invitations, false },
-	{ "lapsed offers", batch_offers, false },
-	{ "undisputed results", batch_results, false },
-	{ "old idempotency keys", batch_keys, false },
-	{ "kept free slots", batch_slot_dates, true },
-	{ "kept slots answers", batch_kept_answers, false },
+	{ "expired holds", batch_expired_holds, false, true },
+	{ "unfilled matches", batch_unfilled, false, false },
+	{ "completed matches", batch_completed, false, false },
+	{ "stale invitations", batch_invitations, false, true },
+	{ "lapsed offers", batch_offers, false, false },
+	{ "undisputed results", batch_results, false, false },
+	{ "old idempotency keys", batch_keys, false, true },
+	{ "kept free slots", batch_slot_dates, true, false },
+	{ "kept slots answers", batch_kept_answers, false, true },
 };
 
 static void
@@ -344,53 +368,154 @@ retryable(const struct db *d)
 	return strcmp(d->err.sqlstate, "40P01") == 0 || strcmp(d->err.sqlstate, "40001") == 0;
 }
 
-/* Runs rule in committed batches until one claims fewer than limit rows (nothing left that
- * another transaction does not hold), or none for an until_none rule. Adds what was
- * committed to total. 0, or -1 after reporting the failure on stderr. */
-static int
-rule_run(struct db *d, const struct rule *rule, long limit, struct counts *total)
+/* One committed batch of rule, tried again after a lost deadlock or serialization race.
+ * Adds what it committed to total and returns the rows it claimed, or -1 after reporting
+ * the failure on stderr. */
+static long
+batch_run(struct db *d, const struct rule *rule, const char *lim, struct counts *total)
 {
-	char lim[24];
 	struct counts c;
 	long n = 0;
 	int attempt;
 
-	snprintf(lim, sizeof lim, "%ld", limit);
-	do {
-		for (attempt = 1; ; attempt++) {
-			memset(&c, 0, sizeof c);
-			if (db_begin(d) == 0 && (n = rule->batch(d, lim, &c)) >= 0 &&
-			    db_commit(d) == 0)
-				break;
-			if (attempt < BATCH_ATTEMPTS && retryable(d)) {
-				batch_end(d);
-				continue;
-			}
-			log_msg(NULL, "error", "%s: batch failed, rolled back; earlier batches stay "
-			    "committed: %s %s", rule->name, d->err.sqlstate, d->err.message);
+	for (attempt = 1; ; attempt++) {
+		memset(&c, 0, sizeof c);
+		if (db_begin(d) == 0 && (n = rule->batch(d, lim, &c)) >= 0 && db_commit(d) == 0)
+			break;
+		if (attempt < BATCH_ATTEMPTS && retryable(d)) {
 			batch_end(d);
-			return -1;
+			continue;
 		}
+		log_msg(NULL, "error", "%s: batch failed, rolled back; earlier batches stay "
+		    "committed: %s %s", rule->name, d->err.sqlstate, d->err.message);
 		batch_end(d);
-		counts_add(total, &c);
-	} while (rule->until_none ? n > 0 : n >= limit);
+		return -1;
+	}
+	batch_end(d);
+	counts_add(total, &c);
+	return n;
+}
+
+/* Whether a batch that claimed n rows leaves more of rule due. */
+static bool
+more_due(const struct rule *rule, long n, long limit)
+{
+	return rule->until_none ? n > 0 : n >= limit;
+}
+
+/* Runs batches of rule while the last one, which claimed n rows, leaves more due. 0, or -1
+ * after reporting the failure on stderr. */
+static int
+batches_run(struct db *d, const struct rule *rule, const char *lim, long limit, long n,
+    struct counts *total)
+{
+	while (more_due(rule, n, limit))
+		if ((n = batch_run(d, rule, lim, total)) < 0)
+			return -1;
 	return 0;
 }
 
-static long
-batch_size(void)
+/* Forks a helper that forgets this process's session, runs rule's batches in one of its own
+ * until they come back short, and writes what it committed to a pipe. false when none could
+ * be started (the work is then this process's alone). */
+static bool
+helper_start(struct db *d, const struct rule *rule, const char *lim, long limit,
+    struct helper *h)
 {
-	const char *v = getenv("SWEEP_BATCH");
+	struct counts c = { 0 };
+	int p[2], status;
+
+	if (pipe(p) != 0)
+		return false;
+	(void)fflush(NULL);
+	if ((h->pid = fork()) < 0) {
+		(void)close(p[0]);
+		(void)close(p[1]);
+		return false;
+	}
+	if (h->pid > 0) {
+		(void)close(p[1]);
+		h->fd = p[0];
+		return true;
+	}
+	(void)close(p[0]);
+	db_detach();
+	status = batches_run(d, rule, lim, limit, limit, &c);
+	/* at most PIPE_BUF bytes: written whole or not at all */
+	if (status == 0 && write(p[1], &c, sizeof c) != (ssize_t)sizeof c)
+		status = -1;
+	db_close();
+	arena_free(d->a);
+	exit(status == 0 ? 0 : 1);
+}
+
+/* Waits for a helper of rule and adds what it committed to total. 0, or -1 when it failed
+ * (said on stderr, by the helper or here when it could not). */
+static int
+helper_end(const struct rule *rule, struct helper *h, struct counts *total)
+{
+	struct counts c;
+	ssize_t got;
+	int st = 0;
+
+	do
+		got = read(h->fd, &c, sizeof c);
+	while (got < 0 && errno == EINTR);
+	(void)close(h->fd);
+	while (waitpid(h->pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (got == (ssize_t)sizeof c && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		counts_add(total, &c);
+		return 0;
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) == 0)
+		log_msg(NULL, "error", "%s: a helper session ended without its report%s", rule->name,
+		    WIFSIGNALED(st) ? " (killed by a signal)" : "");
+	return -1;
+}
+
+/* Runs rule in committed batches until one claims fewer than limit rows (nothing left that
+ * another transaction does not hold), or none for an until_none rule; a rule apart whose
+ * first batch leaves more due takes up to sessions - 1 helpers. Adds what was committed
+ * to total. 0, or -1 after reporting the failure on stderr. */
+static int
+rule_run(struct db *d, const struct rule *rule, long limit, long sessions,
+    struct counts *total)
+{
+	struct helper helpers[SESSIONS_MAX - 1];
+	char lim[24];
+	int started = 0, i, status;
+	long n;
+
+	snprintf(lim, sizeof lim, "%ld", limit);
+	if ((n = batch_run(d, rule, lim, total)) < 0)
+		return -1;
+	if (rule->apart && more_due(rule, n, limit))
+		while (started < sessions - 1 &&
+		    helper_start(d, rule, lim, limit, &helpers[started]))
+			started++;
+	status = batches_run(d, rule, lim, limit, n, total);
+	for (i = 0; i < started; i++)
+		if (helper_end(rule, &helpers[i], total) != 0)
+			status = -1;
+	return status;
+}
+
+/* A whole-number setting in 1..max, def when unset or not one (with a warning). */
+static long
+setting(const char *name, long def, long max)
+{
+	const char *v = getenv(name);
 	char *end;
 	long n;
 
 	if (v == NULL || *v == '\0')
-		return BATCH_DEFAULT;
+		return def;
 	n = strtol(v, &end, 10);
-	if (*end != '\0' || n < 1 || n > BATCH_MAX) {
-		log_msg(NULL, "warn", "SWEEP_BATCH=%s is not a number in 1..%d; using %d", v,
-		    BATCH_MAX, BATCH_DEFAULT);
-		return BATCH_DEFAULT;
+	if (*end != '\0' || n < 1 || n > max) {
+		log_msg(NULL, "warn", "%s=%s is not a number in 1..%ld; using %ld", name, v, max,
+		    def);
+		return def;
 	}
 	return n;
 }
@@ -412,7 +537,7 @@ main(void)
 	struct counts total = { 0 };
 	struct arena *a;
 	struct db d;
-	long limit;
+	long limit, sessions;
 	size_t i;
 	int status = 0;
 
@@ -424,9 +549,10 @@ main(void)
 	}
 	db_init(&d, a);
 	(void)config_get();
-	limit = batch_size();
+	limit = setting("SWEEP_BATCH", BATCH_DEFAULT, BATCH_MAX);
+	sessions = setting("SWEEP_SESSIONS", SESSIONS_DEFAULT, SESSIONS_MAX);
 	for (i = 0; i < sizeof rules / sizeof rules[0]; i++)
-		if (rule_run(&d, &rules[i], limit, &total) != 0) {
+		if (rule_run(&d, &rules[i], limit, sessions, &total) != 0) {
 			status = 1;
 			break;
 		}

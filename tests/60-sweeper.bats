@@ -70,7 +70,37 @@ teardown() {
 	release_holder
 	sql "SET client_min_messages = warning;
 	     DROP TRIGGER IF EXISTS sweep_test_fail ON reliability_events;
-	     DROP FUNCTION IF EXISTS sweep_test_fail()" >/dev/null
+	     DROP FUNCTION IF EXISTS sweep_test_fail();
+	     DROP TRIGGER IF EXISTS sweep_test_session ON match_status_changes;
+	     DROP FUNCTION IF EXISTS sweep_test_session();
+	     DROP TABLE IF EXISTS sweep_test_sessions" >/dev/null
+}
+
+# sessions_noted [fail]: every status change the sweeper writes notes the session (backend
+# pid) that wrote it in sweep_test_sessions, and takes 10 ms, so that a run of a few hundred
+# holds outlasts the start of a second session; with fail, a session that sees a change
+# another session committed fails its batch (the helpers: the first batch is this process's).
+sessions_noted() {
+	sql "CREATE TABLE sweep_test_sessions (pid integer NOT NULL, match_request_id uuid NOT NULL);
+	     GRANT SELECT, INSERT ON sweep_test_sessions TO PUBLIC;
+	     CREATE FUNCTION sweep_test_session() RETURNS trigger LANGUAGE plpgsql AS \$\$
+	     BEGIN
+	         IF '${1:-}' = 'fail' AND EXISTS (SELECT 1 FROM sweep_test_sessions
+	                                           WHERE pid <> pg_backend_pid()) THEN
+	             RAISE EXCEPTION 'a second session refused by the test';
+	         END IF;
+	         INSERT INTO sweep_test_sessions VALUES (pg_backend_pid(), NEW.match_request_id);
+	         PERFORM pg_sleep(0.01);
+	         RETURN NULL;
+	     END \$\$;
+	     CREATE TRIGGER sweep_test_session AFTER INSERT ON match_status_changes
+	         FOR EACH ROW EXECUTE FUNCTION sweep_test_session()" >/dev/null
+}
+
+# holds N FIRST_DAY: N expired holds of $ORG, one a day from current_date + FIRST_DAY.
+holds() {
+	sql "SELECT sweep_test_match('$COURT', '$ORG', 'PENDING_PAYMENT', current_date + $2 + g,
+	         '10:00', now() - interval '1 minute') FROM generate_series(0, $1 - 1) g" >/dev/null
 }
 
 # release_holder: ends the session a test opened to hold row locks, if any.
@@ -416,6 +446,59 @@ COMPLETED|5" ]
 	[ "$(sql "SELECT count(*), count(DISTINCT payload->>'matchRequestId') FROM notifications
 	           WHERE type = 'PAYMENT_EXPIRED' AND recipient_id = '$ORG'")" = "2000|2000" ]
 	[ "$(sql "SELECT count(*) FROM notifications")" = 2000 ]
+}
+
+@test "a backlog of expired holds is swept by two sessions side by side, each hold once; SWEEP_SESSIONS=1 keeps one" {
+	sessions_noted
+	holds 200 1
+	sweep SWEEP_BATCH=10
+	[ "$SWEPT" = "200 0 0 0 0" ]
+	# this process's session and one helper's, each with its share; the first session never
+	# ended by the helper's start (it would come back as a third)
+	[ "$(sql "SELECT count(DISTINCT pid), count(*), count(DISTINCT match_request_id)
+	           FROM sweep_test_sessions")" = "2|200|200" ]
+	[ "$(sql "SELECT min(n) >= 10 FROM (SELECT count(*) n FROM sweep_test_sessions GROUP BY pid) s")" = t ]
+	[ "$(sql "SELECT status, cancel_reason, count(*) FROM match_requests GROUP BY 1, 2")" = "CANCELLED|PAYMENT_EXPIRED|200" ]
+	[ "$(sql "SELECT status, count(*) FROM payments GROUP BY 1")" = "CANCELLED|200" ]
+	[ "$(sql "SELECT count(*), count(DISTINCT payload->>'matchRequestId') FROM notifications
+	           WHERE type = 'PAYMENT_EXPIRED' AND recipient_id = '$ORG'")" = "200|200" ]
+	[ "$(sql "SELECT count(*) FROM match_status_changes WHERE event = 'EXPIRE_HOLD'")" = 200 ]
+
+	sql "TRUNCATE sweep_test_sessions" >/dev/null
+	holds 100 201
+	sweep SWEEP_BATCH=10 SWEEP_SESSIONS=1
+	[ "$SWEPT" = "100 0 0 0 0" ]
+	[ "$(sql "SELECT count(DISTINCT pid), count(*) FROM sweep_test_sessions")" = "1|100" ]
+
+	# no backlog (one batch's worth): no helper
+	sql "TRUNCATE sweep_test_sessions" >/dev/null
+	holds 9 301
+	sweep SWEEP_BATCH=10
+	[ "$(sql "SELECT count(DISTINCT pid), count(*) FROM sweep_test_sessions")" = "1|9" ]
+}
+
+@test "a helper session's failure fails the run on stderr; this process's session sweeps what the helper rolled back" {
+	expect_log postgres 'ERROR:  a second session refused by the test'
+	sessions_noted fail
+	holds 200 1
+	run --separate-stderr env SWEEP_BATCH=10 "$COURTS_BUILD/cron/sweep"
+	[ "$status" -eq 1 ]
+	[ -z "$output" ]
+	[[ $stderr == *"expired holds: batch failed, rolled back; earlier batches stay committed: P0001 a second session refused by the test"* ]]
+	[ "$(sql "SELECT count(DISTINCT pid), count(*) FROM sweep_test_sessions")" = "1|200" ]
+	[ "$(sql "SELECT status, count(*) FROM match_requests GROUP BY 1")" = "CANCELLED|200" ]
+	[ "$(sql "SELECT count(*) FROM notifications WHERE type = 'PAYMENT_EXPIRED'")" = 200 ]
+}
+
+@test "SWEEP_SESSIONS out of 1..8 is refused with a warning and the default used" {
+	sessions_noted
+	holds 40 1
+	run --separate-stderr env SWEEP_BATCH=5 SWEEP_SESSIONS=9 "$COURTS_BUILD/cron/sweep"
+	[ "$status" -eq 0 ]
+	[[ $output =~ $SUMMARY_RE ]]
+	[ "${BASH_REMATCH[1]}" = 40 ]
+	[[ $stderr == *"SWEEP_SESSIONS=9 is not a number in 1..8; using 2"* ]]
+	[ "$(sql "SELECT count(DISTINCT pid), count(*) FROM sweep_test_sessions")" = "2|40" ]
 }
 
 @test "the crontab runs the sweeper and the deliverer every minute, the key refresher every 15 minutes, the reconciliation hourly, a backup nightly" {

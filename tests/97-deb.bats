@@ -179,7 +179,7 @@ health_up() {
 	! grep -E 'lifecycle-model|mint-token|/unit/|/fuzz/|node_modules|bench' <<<"$contents" || false
 	# every setting the programs read is in the configuration file, with its comment
 	conf=$(dpkg-deb --fsys-tarfile "$new" | tar -xO ./etc/courts/courts.conf)
-	for name in $(grep -ohE '(config_env_int|env_str|getenv)\("[A-Z_]+"' \
+	for name in $(grep -ohE '(config_env_int|env_str|getenv|setting)\("[A-Z_]+"' \
 		"$COURTS_ROOT"/common/*.c "$COURTS_ROOT"/cron/*.c | sed 's/.*("//; s/"$//' | sort -u); do
 		# (FCGI_LISTEN and COURTS_FCGID_WARM_TOKEN are set by what starts the programs, the
 		# units and scripts/stack.sh, not by an operator)
