@@ -68,5 +68,6 @@ main(void)
 	CHECK_STR(unfold(a, body), arena_printf(a, "LOCATION:%s\r\nX:%s\r\n", longtext, longtext),
 	    "ical: unfolding gives the lines back whole");
 	CHECK(strstr(body, "\r\n ") != NULL, "ical: a long line is folded");
+	arena_free(a);
 	return unit_done();
 }

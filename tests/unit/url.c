@@ -13,6 +13,7 @@ static struct req r;
 static void
 req_fresh(void)
 {
+	cJSON_Delete(r.field_errors);	/* a request's field errors are its own to free */
 	arena_reset(arena);
 	memset(&r, 0, sizeof r);
 	r.a = arena;
@@ -144,6 +145,7 @@ main(void)
 	test_decode();
 	test_path();
 	test_query();
+	req_fresh();
 	arena_free(arena);
 	return unit_done();
 }
