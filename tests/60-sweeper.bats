@@ -492,13 +492,13 @@ COMPLETED|5" ]
 
 @test "SWEEP_SESSIONS out of 1..8 is refused with a warning and the default used" {
 	sessions_noted
-	holds 40 1
+	holds 100 1
 	run --separate-stderr env SWEEP_BATCH=5 SWEEP_SESSIONS=9 "$COURTS_BUILD/cron/sweep"
 	[ "$status" -eq 0 ]
 	[[ $output =~ $SUMMARY_RE ]]
-	[ "${BASH_REMATCH[1]}" = 40 ]
+	[ "${BASH_REMATCH[1]}" = 100 ]
 	[[ $stderr == *"SWEEP_SESSIONS=9 is not a number in 1..8; using 2"* ]]
-	[ "$(sql "SELECT count(DISTINCT pid), count(*) FROM sweep_test_sessions")" = "2|40" ]
+	[ "$(sql "SELECT count(DISTINCT pid), count(*) FROM sweep_test_sessions")" = "2|100" ]
 }
 
 @test "the crontab runs the sweeper and the deliverer every minute, the key refresher every 15 minutes, the reconciliation hourly, a backup nightly" {
