@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # The cron sweeper (cron/sweep.c): expired holds, unfilled matches, completion with no-shows
-# and attendance, stale invitations; its summary line, its failures, two runs at once, and the
-# crontab line that runs it.
+# and attendance, stale invitations; its summary line, its failures, two runs at once, a
+# backlog in two sessions (SWEEP_SESSIONS), and the crontab line that runs it.
 # Any mode.
 
 bats_require_minimum_version 1.5.0
