@@ -372,12 +372,14 @@ retryable(const struct db *d)
  * Adds what it committed to total and returns the rows it claimed, or -1 after reporting
  * the failure on stderr. */
 static long
-batch_run(struct db *d, const struct rule *rule, const char *lim, struct counts *total)
+batch_run(struct db *d, const struct rule *rule, long limit, struct counts *total)
 {
 	struct counts c;
+	char lim[24];
 	long n = 0;
 	int attempt;
 
+	snprintf(lim, sizeof lim, "%ld", limit);
 	for (attempt = 1; ; attempt++) {
 		memset(&c, 0, sizeof c);
 		if (db_begin(d) == 0 && (n = rule->batch(d, lim, &c)) >= 0 && db_commit(d) == 0)
@@ -406,11 +408,10 @@ more_due(const struct rule *rule, long n, long limit)
 /* Runs batches of rule while the last one, which claimed n rows, leaves more due. 0, or -1
  * after reporting the failure on stderr. */
 static int
-batches_run(struct db *d, const struct rule *rule, const char *lim, long limit, long n,
-    struct counts *total)
+batches_run(struct db *d, const struct rule *rule, long limit, long n, struct counts *total)
 {
 	while (more_due(rule, n, limit))
-		if ((n = batch_run(d, rule, lim, total)) < 0)
+		if ((n = batch_run(d, rule, limit, total)) < 0)
 			return -1;
 	return 0;
 }
@@ -419,8 +420,7 @@ batches_run(struct db *d, const struct rule *rule, const char *lim, long limit, 
  * until they come back short, and writes what it committed to a pipe. false when none could
  * be started (the work is then this process's alone). */
 static bool
-helper_start(struct db *d, const struct rule *rule, const char *lim, long limit,
-    struct helper *h)
+helper_start(struct db *d, const struct rule *rule, long limit, struct helper *h)
 {
 	struct counts c = { 0 };
 	int p[2], status;
@@ -440,7 +440,8 @@ helper_start(struct db *d, const struct rule *rule, const char *lim, long limit,
 	}
 	(void)close(p[0]);
 	db_detach();
-	status = batches_run(d, rule, lim, limit, limit, &c);
+	/* n = limit: at least one batch */
+	status = batches_run(d, rule, limit, limit, &c);
 	/* at most PIPE_BUF bytes: written whole or not at all */
 	if (status == 0 && write(p[1], &c, sizeof c) != (ssize_t)sizeof c)
 		status = -1;
@@ -483,18 +484,15 @@ rule_run(struct db *d, const struct rule *rule, long limit, long sessions,
     struct counts *total)
 {
 	struct helper helpers[SESSIONS_MAX - 1];
-	char lim[24];
 	int started = 0, i, status;
 	long n;
 
-	snprintf(lim, sizeof lim, "%ld", limit);
-	if ((n = batch_run(d, rule, lim, total)) < 0)
+	if ((n = batch_run(d, rule, limit, total)) < 0)
 		return -1;
 	if (rule->apart && more_due(rule, n, limit))
-		while (started < sessions - 1 &&
-		    helper_start(d, rule, lim, limit, &helpers[started]))
+		while (started < sessions - 1 && helper_start(d, rule, limit, &helpers[started]))
 			started++;
-	status = batches_run(d, rule, lim, limit, n, total);
+	status = batches_run(d, rule, limit, n, total);
 	for (i = 0; i < started; i++)
 		if (helper_end(rule, &helpers[i], total) != 0)
 			status = -1;

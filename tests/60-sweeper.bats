@@ -355,8 +355,7 @@ OPEN" ]
 }
 
 @test "small batches still sweep everything in one run" {
-	sql "SELECT sweep_test_match('$COURT', '$ORG', 'PENDING_PAYMENT', current_date + g, '10:00',
-	         now() - interval '1 minute') FROM generate_series(1, 7) g" >/dev/null
+	holds 7 1
 	sql "SELECT sweep_test_match('$COURT', '$ORG', 'MATCHED', current_date - g, '10:00',
 	         now() - interval '1 minute') FROM generate_series(1, 5) g" >/dev/null
 	sweep SWEEP_BATCH=2
@@ -425,8 +424,7 @@ COMPLETED|5" ]
 
 @test "two sweepers at the same time cancel each of 2000 expired holds exactly once" {
 	# one court per day: every hold on its own date, so none overlaps another
-	sql "SELECT sweep_test_match('$COURT', '$ORG', 'PENDING_PAYMENT', current_date + g, '10:00',
-	         now() - interval '1 minute') FROM generate_series(1, 2000) g" >/dev/null
+	holds 2000 1
 	out="$BATS_TEST_TMPDIR"
 	SWEEP_BATCH=100 "$COURTS_BUILD/cron/sweep" >"$out/a.out" 2>"$out/a.err" &
 	a=$!
