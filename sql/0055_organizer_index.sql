@@ -2,8 +2,8 @@
 -- (organizer, creation time, from 0002) has had no reader since the hold limit counts a
 -- player's unpaid holds through match_requests_organizer_expiry_idx (organizer, expiry, from
 -- 0034), which also serves every other look-up by organizer, the foreign key's from users
--- included. Each new request and each status change (a change of status moves the row to a
--- new version in every index, the partial ones on status being there) wrote an entry to both,
--- each on the leaf of a random player.
+-- included. Both took an entry, on the leaf of a random player, for each new request and for
+-- each change of status: status is in the conditions of the partial indexes, so a change of
+-- it is never a HOT update and writes a new entry to every whole-table index.
 
 DROP INDEX match_requests_organizer_idx;
